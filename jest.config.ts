@@ -1,0 +1,16 @@
+import type { Config } from 'jest';
+
+// Specs import the package by name, exactly as users do; the name maps to the sources.
+const config: Config = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/spec'],
+  testMatch: ['**/*.spec.ts'],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: { warnOnly: false } }] },
+  moduleNameMapper: {
+    '^keyed-dispatch$': '<rootDir>/src/index.ts',
+    '^keyed-dispatch/(.*)$': '<rootDir>/src/$1/index.ts',
+  },
+  testTimeout: 30_000,
+};
+
+export default config;

@@ -1,0 +1,271 @@
+import type { Observable, ObservableInput, Subscriber, Subscription } from 'rxjs';
+import { threadLoop } from './engine/lane-loop';
+import { type HandlerContext, Mailbox, type MailboxOwner, MailboxState } from './engine/mailbox';
+import { type ExecutorClient, KeyedExecutor } from './executor';
+import { RingQueue } from './internal/ring-queue';
+import type { ResolvedDispatchOptions } from './options';
+import { describe } from './options';
+import { isPullable, openReceiver, type ReceiverSession, type ReceiverSink } from './receiver';
+import type { DispatchCounters, DispatchSnapshot } from './stats';
+
+/** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
+export class WindowOverflowError extends Error {
+  override name = 'WindowOverflowError';
+  constructor(maxInFlight: number) {
+    super(
+      `keyedDispatch: a plain source emitted while ${maxInFlight} messages (\`maxInFlight\`) were in flight. ` +
+        "Use a receiver (it is pulled, never outruns the window) or onOverflow: 'buffer'.",
+    );
+  }
+}
+
+/** Drained mailboxes kept per dispatcher for reuse; beyond this they are left to the GC. */
+const POOL_LIMIT = 1024;
+
+/**
+ * One subscription of `keyedDispatch`: admits messages within the window, routes each into its key's
+ * mailbox, and turns handler outcomes into output, settlements and more demand.
+ */
+export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<T>, ExecutorClient, DispatchCounters {
+  readonly throughput: number;
+  closed = false;
+  /** Live mailboxes by key; a mailbox exists only while its key has unfinished messages. */
+  private readonly mailboxes = new Map<K, Mailbox<T, K, R>>();
+  /** Drained mailboxes kept for reuse, so a busy key space allocates no queues. */
+  private readonly pool: Mailbox<T, K, R>[] = [];
+  /** Admitted messages not yet finished (running or queued): bounded by the window. */
+  private inFlight = 0;
+  /** Requested from the receiver and not yet delivered: counts against the window too. */
+  private outstanding = 0;
+  /** The receiver's session when the source is pullable; null for plain sources. */
+  private session: ReceiverSession<T> | null = null;
+  /** A plain source's subscription. */
+  private subscription: Subscription | null = null;
+  /** Messages a plain source emitted beyond the window, admitted in order as it frees. */
+  private readonly overflow = new RingQueue<T>();
+  /** The source completed: the output completes once nothing is in flight. */
+  private sourceDone = false;
+  private readonly executor: KeyedExecutor;
+  // Counters for stats; plain increments, read only on demand.
+  private admitted = 0;
+  private settled = 0;
+  private failed = 0;
+  private maxInFlightSeen = 0;
+
+  constructor(
+    private readonly options: ResolvedDispatchOptions<T, K, R>,
+    private readonly subscriber: Subscriber<R>,
+  ) {
+    this.throughput = options.throughput;
+    this.executor = options.executor ?? KeyedExecutor.shared;
+  }
+
+  start(source: Observable<T>): void {
+    this.executor.attach(this);
+    this.options.stats?.attach(this);
+    threadLoop.hold();
+    try {
+      if (isPullable<T>(source)) {
+        this.session = source[openReceiver](this);
+        if (!this.closed && !this.sourceDone) {
+          this.outstanding = this.options.maxInFlight;
+          this.session.request(this.options.maxInFlight);
+        }
+      } else {
+        this.subscription = source.subscribe({
+          next: (message) => this.offer(message),
+          error: (err) => this.terminate(err),
+          complete: () => this.complete(),
+        });
+        if (this.closed) this.subscription.unsubscribe();
+      }
+    } finally {
+      threadLoop.release();
+    }
+  }
+
+  // ReceiverSink: deliveries from a pullable source.
+  next(message: T): void {
+    if (this.closed) return;
+    if (this.outstanding <= 0) {
+      this.terminate(new Error('keyedDispatch: the receiver delivered more messages than were requested'));
+      return;
+    }
+    this.outstanding--;
+    this.admit(message);
+  }
+
+  error(err: unknown): void {
+    this.terminate(err);
+  }
+
+  complete(): void {
+    this.sourceDone = true;
+    this.completeIfDone();
+  }
+
+  discard(matches: (message: T) => boolean): T[] {
+    const discarded: T[] = [];
+    for (const mailbox of this.mailboxes.values()) {
+      const removed = mailbox.queue.removeWhere(matches);
+      if (removed.length === 0) continue;
+      for (const m of removed) discarded.push(m);
+      // A mailbox left empty stays in its lane's FIFO until its turn, which finds nothing and retires it.
+      this.inFlight -= removed.length;
+    }
+    if (discarded.length > 0) {
+      this.requestMore();
+      this.completeIfDone();
+    }
+    return discarded;
+  }
+
+  /** A plain source's message: admitted if the window has room, else overflow policy. */
+  private offer(message: T): void {
+    if (this.closed) return;
+    if (this.inFlight < this.options.maxInFlight && this.overflow.size === 0) this.admit(message);
+    else if (this.options.onOverflow === 'error') this.terminate(new WindowOverflowError(this.options.maxInFlight));
+    else this.overflow.push(message);
+  }
+
+  /** Takes a message in: into its key's mailbox, which gets a lane turn if it was empty. */
+  private admit(message: T): void {
+    let key: K;
+    try {
+      key = this.options.key(message);
+    } catch (err) {
+      this.session?.settle(message, 'failed', err);
+      this.terminate(err);
+      return;
+    }
+    if (key === undefined || key === null) {
+      const err = new TypeError(`keyedDispatch: \`key\` returned ${describe(key)} for a message; every message needs a key`);
+      this.session?.settle(message, 'failed', err);
+      this.terminate(err);
+      return;
+    }
+    this.admitted++;
+    if (++this.inFlight > this.maxInFlightSeen) this.maxInFlightSeen = this.inFlight;
+    let mailbox = this.mailboxes.get(key);
+    if (mailbox === undefined) {
+      const lane = this.executor.pickLane();
+      lane.pinned++;
+      mailbox = (this.pool.pop() ?? new Mailbox<T, K, R>()).open(key, lane, this);
+      this.mailboxes.set(key, mailbox);
+    }
+    mailbox.queue.push(message);
+    if (mailbox.state === MailboxState.Idle) {
+      mailbox.state = MailboxState.Ready;
+      mailbox.lane.enqueue(mailbox);
+    }
+  }
+
+  // MailboxOwner: what mailboxes call back.
+  handle(message: T, context: HandlerContext<K>): ObservableInput<R> {
+    return this.options.handle(message, context);
+  }
+
+  emit(value: R): void {
+    this.subscriber.next(value);
+  }
+
+  settle(_mailbox: Mailbox<T, K, R>, message: T): void {
+    this.inFlight--;
+    this.settled++;
+    this.session?.settle(message, 'done');
+    if (this.overflow.size > 0) this.admit(this.overflow.shift() as T);
+    else this.requestMore();
+    this.completeIfDone();
+  }
+
+  fail(_mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
+    this.inFlight--;
+    this.failed++;
+    this.session?.settle(message, 'failed', error);
+    this.terminate(error);
+  }
+
+  retire(mailbox: Mailbox<T, K, R>): void {
+    this.mailboxes.delete(mailbox.key);
+    mailbox.lane.pinned--;
+    mailbox.reset();
+    if (this.pool.length < POOL_LIMIT) this.pool.push(mailbox);
+  }
+
+  /** Asks the receiver for more once a batch's worth of the window is free. */
+  private requestMore(): void {
+    const session = this.session;
+    if (session === null || this.sourceDone || this.closed) return;
+    const free = this.options.maxInFlight - this.inFlight - this.outstanding;
+    if (free < this.options.batch) return;
+    this.outstanding += free;
+    threadLoop.hold();
+    try {
+      session.request(free);
+    } finally {
+      threadLoop.release();
+    }
+  }
+
+  private completeIfDone(): void {
+    if (this.sourceDone && this.inFlight === 0 && this.overflow.size === 0 && !this.closed) {
+      this.teardown();
+      this.subscriber.complete();
+    }
+  }
+
+  /** Errors the output after tearing everything down (the one place that errors it). */
+  terminate(error: unknown): void {
+    if (this.closed) return;
+    this.teardown();
+    this.subscriber.error(error);
+  }
+
+  /** Stops intake, cancels running handlers and forgets every mailbox. Idempotent. */
+  teardown(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.options.stats?.detach(this);
+    this.executor.detach(this);
+    const session = this.session;
+    this.session = null;
+    session?.cancel();
+    this.subscription?.unsubscribe();
+    for (const mailbox of this.mailboxes.values()) {
+      mailbox.lane.pinned--;
+      const inner = mailbox.inner;
+      mailbox.inner = null;
+      inner?.unsubscribe();
+    }
+    this.mailboxes.clear();
+    this.overflow.clear();
+    this.inFlight = 0;
+  }
+
+  // DispatchCounters
+  snapshot(): DispatchSnapshot {
+    return {
+      inFlight: this.inFlight,
+      maxInFlight: this.options.maxInFlight,
+      maxInFlightSeen: this.maxInFlightSeen,
+      liveMailboxes: this.mailboxes.size,
+      admitted: this.admitted,
+      settled: this.settled,
+      failed: this.failed,
+      overflow: this.overflow.size,
+    };
+  }
+
+  backlogOf(key: unknown): number {
+    const mailbox = this.mailboxes.get(key as K);
+    if (mailbox === undefined) return 0;
+    const running = mailbox.state === MailboxState.Running || mailbox.state === MailboxState.Waiting;
+    return mailbox.queue.size + (running ? 1 : 0);
+  }
+
+  hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
+    const all: Array<{ key: unknown; backlog: number }> = [];
+    for (const key of this.mailboxes.keys()) all.push({ key, backlog: this.backlogOf(key) });
+    return all.sort((a, b) => b.backlog - a.backlog).slice(0, n);
+  }
+}

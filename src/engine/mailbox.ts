@@ -1,0 +1,269 @@
+import { from, type Observable, type ObservableInput, type SchedulerLike, type Subscription } from 'rxjs';
+import { isObservable } from 'rxjs';
+import { RingQueue } from '../internal/ring-queue';
+import type { Lane } from './lane';
+import type { Runnable } from './lane-loop';
+
+/** What a handler is told about the message it runs for. Valid only while that handler runs. */
+export interface HandlerContext<K> {
+  /** The message's key. */
+  readonly key: K;
+  /** The lane the key's mailbox is pinned to: schedule timers here to resume on it. */
+  readonly scheduler: SchedulerLike;
+  /** Index of that lane in its executor. */
+  readonly laneIndex: number;
+}
+
+/** The side that owns mailboxes: runs handlers, receives their values and outcomes, recycles mailboxes. */
+export interface MailboxOwner<T, K, R> {
+  /** Messages one mailbox runs in a turn while they complete synchronously. */
+  readonly throughput: number;
+  /** True once torn down: mailboxes stop at the next step and drop what they hold. */
+  readonly closed: boolean;
+  handle(message: T, context: HandlerContext<K>): ObservableInput<R>;
+  emit(value: R): void;
+  /** The handler of `message` completed. */
+  settle(mailbox: Mailbox<T, K, R>, message: T): void;
+  /** The handler of `message` threw or errored. */
+  fail(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void;
+  /** The mailbox ran dry: forget it (the mailbox must not be touched after this). */
+  retire(mailbox: Mailbox<T, K, R>): void;
+}
+
+export const enum MailboxState {
+  /** Empty and about to be retired, or fresh. */
+  Idle = 0,
+  /** In its lane's FIFO, waiting for a turn. */
+  Ready = 1,
+  /** Its turn is running now. */
+  Running = 2,
+  /** A handler is in flight asynchronously; the lane is free for other mailboxes. */
+  Waiting = 3,
+}
+
+const enum Outcome {
+  Pending = 0,
+  Done = 1,
+  Failed = 2,
+}
+
+const enum Note {
+  Next = 0,
+  NextThenComplete = 1,
+  Complete = 2,
+  Error = 3,
+}
+
+/**
+ * The messages of one key, run one at a time in arrival order on the lane the mailbox is pinned to.
+ * It is also the observer of the running handler (no allocation per message beyond what the
+ * handler's own Observable needs).
+ */
+export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
+  readonly queue = new RingQueue<T>();
+  state = MailboxState.Idle;
+  key!: K;
+  lane!: Lane;
+  owner!: MailboxOwner<T, K, R>;
+  /** The message whose handler is running (undefined between handlers). */
+  current: T | undefined = undefined;
+  /** The running handler's subscription while it is asynchronous, to cancel it on teardown. */
+  inner: Subscription | null = null;
+  /** Bumped for each message, so a late notification from an earlier handler is ignored. */
+  private generation = 0;
+  /** True while the handler's Observable is being subscribed (its synchronous part). */
+  private sync = false;
+  private outcome = Outcome.Pending;
+  private failure: unknown = undefined;
+
+  get scheduler(): SchedulerLike {
+    return this.lane;
+  }
+
+  get laneIndex(): number {
+    return this.lane.index;
+  }
+
+  /** Binds a pooled or new mailbox to a key, a lane and an owner. */
+  open(key: K, lane: Lane, owner: MailboxOwner<T, K, R>): this {
+    this.key = key;
+    this.lane = lane;
+    this.owner = owner;
+    this.state = MailboxState.Idle;
+    return this;
+  }
+
+  /** Forgets everything so the object can be pooled. */
+  reset(): void {
+    this.queue.clear();
+    this.key = undefined as K;
+    this.current = undefined;
+    this.inner = null;
+    this.generation++;
+  }
+
+  /** One turn: up to `throughput` messages while their handlers complete synchronously. */
+  run(): void {
+    const owner = this.owner;
+    if (owner.closed) return;
+    if (this.queue.size === 0) {
+      // Everything it held was discarded while it waited for this turn.
+      this.state = MailboxState.Idle;
+      owner.retire(this);
+      return;
+    }
+    this.state = MailboxState.Running;
+    for (let budget = owner.throughput; ; ) {
+      if (!this.start(this.queue.shift() as T)) {
+        if (!owner.closed) this.state = MailboxState.Waiting;
+        return;
+      }
+      if (owner.closed) return;
+      if (this.queue.size === 0) {
+        this.state = MailboxState.Idle;
+        owner.retire(this);
+        return;
+      }
+      if (--budget === 0) {
+        this.state = MailboxState.Ready;
+        this.lane.enqueue(this);
+        return;
+      }
+    }
+  }
+
+  /** Runs one message's handler; true when it finished (completed or failed) synchronously. */
+  private start(message: T): boolean {
+    const owner = this.owner;
+    const generation = ++this.generation;
+    this.current = message;
+    let input: ObservableInput<R>;
+    try {
+      input = owner.handle(message, this);
+    } catch (err) {
+      this.current = undefined;
+      owner.fail(this, message, err);
+      return true;
+    }
+    if (Array.isArray(input)) {
+      for (let i = 0; i < input.length && !owner.closed; i++) owner.emit(input[i]);
+      this.current = undefined;
+      if (!owner.closed) owner.settle(this, message);
+      return true;
+    }
+    if (isPromiseLike<R>(input)) {
+      input.then(
+        (value) => this.deliver(generation, Note.NextThenComplete, value),
+        (err) => this.deliver(generation, Note.Error, err),
+      );
+      return false;
+    }
+    let source: Observable<R>;
+    if (isObservable(input)) {
+      source = input as Observable<R>;
+    } else {
+      try {
+        source = from(input);
+      } catch {
+        this.current = undefined;
+        owner.fail(this, message, notObservableInput(input, this.key));
+        return true;
+      }
+    }
+    this.outcome = Outcome.Pending;
+    this.sync = true;
+    const subscription = source.subscribe(this);
+    this.sync = false;
+    if (this.outcome === Outcome.Pending) {
+      if (owner.closed) subscription.unsubscribe();
+      else this.inner = subscription;
+      return false;
+    }
+    this.current = undefined;
+    if (this.outcome === Outcome.Done) owner.settle(this, message);
+    else owner.fail(this, message, this.failure);
+    this.failure = undefined;
+    return true;
+  }
+
+  // Observer of the running handler. Synchronous notifications are handled in place; later ones are
+  // carried to the mailbox's lane, so the continuation runs there.
+  next(value: R): void {
+    if (this.sync) this.owner.emit(value);
+    else this.deliver(this.generation, Note.Next, value);
+  }
+
+  error(err: unknown): void {
+    if (this.sync) {
+      this.outcome = Outcome.Failed;
+      this.failure = err;
+    } else {
+      this.deliver(this.generation, Note.Error, err);
+    }
+  }
+
+  complete(): void {
+    if (this.sync) this.outcome = Outcome.Done;
+    else this.deliver(this.generation, Note.Complete, undefined);
+  }
+
+  private deliver(generation: number, note: Note, value: unknown): void {
+    if (generation !== this.generation || this.owner.closed) return;
+    if (this.lane.loop.current === this.lane) this.apply(note, value);
+    else this.lane.enqueue(new HandlerNote(this, generation, note, value));
+  }
+
+  /** Applies an asynchronous notification of the running handler; runs on the mailbox's lane. */
+  apply(note: Note, value: unknown): void {
+    const owner = this.owner;
+    if (note === Note.Next || note === Note.NextThenComplete) owner.emit(value as R);
+    if (owner.closed || note === Note.Next) return;
+    const message = this.current as T;
+    this.current = undefined;
+    this.inner = null;
+    if (note === Note.Error) {
+      owner.fail(this, message, value);
+      return;
+    }
+    owner.settle(this, message);
+    if (owner.closed) return;
+    if (this.queue.size > 0) {
+      this.state = MailboxState.Ready;
+      this.lane.enqueue(this);
+    } else {
+      this.state = MailboxState.Idle;
+      owner.retire(this);
+    }
+  }
+
+  /** Seen by a late note to tell whether it still belongs to the running handler. */
+  isRunning(generation: number): boolean {
+    return generation === this.generation && !this.owner.closed;
+  }
+}
+
+/** An asynchronous handler notification waiting for its turn on the mailbox's lane. */
+class HandlerNote<T, K, R> implements Runnable {
+  constructor(
+    private readonly mailbox: Mailbox<T, K, R>,
+    private readonly generation: number,
+    private readonly note: Note,
+    private readonly value: unknown,
+  ) {}
+
+  run(): void {
+    if (this.mailbox.isRunning(this.generation)) this.mailbox.apply(this.note, this.value);
+  }
+}
+
+function isPromiseLike<R>(value: unknown): value is PromiseLike<R> {
+  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<R>).then === 'function';
+}
+
+function notObservableInput(value: unknown, key: unknown): TypeError {
+  const shown = value === null ? 'null' : typeof value;
+  return new TypeError(
+    `keyedDispatch: \`handle\` returned ${shown} for key ${String(key)}; expected an ObservableInput ` +
+      '(Observable, Promise, array or iterable). Return EMPTY or of(value) for handlers with nothing to emit.',
+  );
+}

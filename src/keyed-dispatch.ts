@@ -1,0 +1,21 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import { Dispatcher } from './dispatcher';
+import { type KeyedDispatchOptions, resolveDispatchOptions } from './options';
+
+/**
+ * Dispatches each message into a mailbox of its key: one message at a time per key, in receive order,
+ * in parallel across keys, on the lanes of an executor, with at most `maxInFlight` unfinished messages.
+ * Emits every value the handlers emit; completes when the source has completed and every handler has.
+ *
+ * Put it directly after a receiver (`fromAsyncIterable`, `LocalBus.receive()`, a transport) to pull
+ * with backpressure and settle (acknowledge) each message after its handler completes.
+ */
+export function keyedDispatch<T, K, R>(options: KeyedDispatchOptions<T, K, R>): OperatorFunction<T, R> {
+  const resolved = resolveDispatchOptions(options);
+  return (source) =>
+    new Observable<R>((subscriber) => {
+      const dispatcher = new Dispatcher<T, K, R>(resolved, subscriber);
+      dispatcher.start(source);
+      return () => dispatcher.teardown();
+    });
+}

@@ -1,0 +1,69 @@
+import { openReceiver, Receiver, type ReceiverSession, type ReceiverSink, type SettledListener } from '../receiver';
+
+export interface IterableReceiverOptions<T> {
+  /** Told each message's outcome once its handler has finished. */
+  onSettled?: SettledListener<T>;
+}
+
+/**
+ * A receiver over a synchronous iterable (an array, a generator): pulls exactly as many items as are
+ * requested, so a generator of any length runs in bounded memory.
+ */
+export function fromIterable<T>(iterable: Iterable<T>, options: IterableReceiverOptions<T> = {}): Receiver<T> {
+  return new IterableReceiver(iterable, options.onSettled);
+}
+
+class IterableReceiver<T> extends Receiver<T> {
+  constructor(
+    private readonly iterable: Iterable<T>,
+    private readonly onSettled: SettledListener<T> | undefined,
+  ) {
+    super();
+  }
+
+  [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
+    const iterator = this.iterable[Symbol.iterator]();
+    const onSettled = this.onSettled;
+    /** Requested and not yet delivered. */
+    let demand = 0;
+    /** True while the pull loop is on the stack: a re-entrant request only adds demand. */
+    let pulling = false;
+    /** The iterator ended, failed or was cancelled. */
+    let stopped = false;
+    const pull = () => {
+      if (pulling) return;
+      pulling = true;
+      try {
+        while (demand > 0 && !stopped) {
+          const step = iterator.next();
+          if (step.done) {
+            stopped = true;
+            sink.complete();
+            return;
+          }
+          demand--;
+          sink.next(step.value);
+        }
+      } catch (err) {
+        stopped = true;
+        sink.error(err);
+      } finally {
+        pulling = false;
+      }
+    };
+    return {
+      request(n) {
+        demand += n;
+        pull();
+      },
+      settle(message, outcome, error) {
+        onSettled?.(message, outcome, error);
+      },
+      cancel() {
+        if (stopped) return;
+        stopped = true;
+        iterator.return?.();
+      },
+    };
+  }
+}
