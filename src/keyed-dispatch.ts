@@ -15,7 +15,9 @@ export function keyedDispatch<T, K, R>(options: KeyedDispatchOptions<T, K, R>): 
   return (source) =>
     new Observable<R>((subscriber) => {
       const dispatcher = new Dispatcher<T, K, R>(resolved, subscriber);
+      // Registered before starting: a synchronous source can make a downstream `take` unsubscribe
+      // while `start` is still on the stack, and that must stop the dispatcher right there.
+      subscriber.add(() => dispatcher.teardown());
       dispatcher.start(source);
-      return () => dispatcher.teardown();
     });
 }
