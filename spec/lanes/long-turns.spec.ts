@@ -7,7 +7,11 @@ const spin: (m: Msg, ctx: HandlerContext<string>) => Ran[] = require(FIXTURES).s
 describe('long synchronous turns on event-loop lanes', () => {
   it('are reported to `onLongTurn` with the lane and the duration once they reach `longTurnMs`', async () => {
     const reports: Array<[number, number]> = [];
-    const executor = new KeyedExecutor({ workers: 1, longTurnMs: 20, onLongTurn: (lane, ms) => reports.push([lane, ms]) });
+    const executor = new KeyedExecutor({
+      workers: 1,
+      longTurnMs: 20,
+      onLongTurn: (lane, ms) => reports.push([lane, ms]),
+    });
     await lastValueFrom(
       fromIterable<Msg>([
         { key: 'quick', n: 1, spinMs: 0 },
@@ -22,7 +26,11 @@ describe('long synchronous turns on event-loop lanes', () => {
 
   it('are no longer reported once the executor is closed', async () => {
     const reports: number[] = [];
-    const closed = new KeyedExecutor({ workers: 1, longTurnMs: 5, onLongTurn: (_lane, ms) => reports.push(ms) });
+    const closed = new KeyedExecutor({
+      workers: 1,
+      longTurnMs: 5,
+      onLongTurn: (_lane, ms) => reports.push(ms),
+    });
     await closed.close();
     const executor = new KeyedExecutor({ workers: 1 });
     await lastValueFrom(
@@ -37,6 +45,8 @@ describe('long synchronous turns on event-loop lanes', () => {
     expect(() => new KeyedExecutor({ longTurnMs: 0, onLongTurn: () => {} })).toThrow(
       'KeyedExecutor: expected `longTurnMs` to be an integer >= 1, got 0 (number)',
     );
-    expect(() => new KeyedExecutor({ onLongTurn: 5 as never })).toThrow('expected `onLongTurn` to be a function, got 5 (number)');
+    expect(() => new KeyedExecutor({ onLongTurn: 5 as never })).toThrow(
+      'expected `onLongTurn` to be a function, got 5 (number)',
+    );
   });
 });

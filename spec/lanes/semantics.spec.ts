@@ -13,7 +13,12 @@ function dispatchAll(
 ): Promise<Ran[]> {
   return lastValueFrom(
     fromIterable(messages).pipe(
-      keyedDispatch<Msg, string, Ran>({ executor, key: (m) => m.key, handle: kind.handler(handler), ...extra }),
+      keyedDispatch<Msg, string, Ran>({
+        executor,
+        key: (m) => m.key,
+        handle: kind.handler(handler),
+        ...extra,
+      }),
       toArray(),
     ),
   );
@@ -70,7 +75,10 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
     const messages: Msg[] = [];
     for (let n = 0; n < 40; n++) messages.push({ key: 'busy', n });
     messages.push({ key: 'other', n: 0 });
-    const values = await dispatchAll(kind, lanes.executor, 'echo', messages, { maxInFlight: 64, throughput: 16 });
+    const values = await dispatchAll(kind, lanes.executor, 'echo', messages, {
+      maxInFlight: 64,
+      throughput: 16,
+    });
     expect(values.map((v) => v.key).indexOf('other')).toBe(16);
   });
 
@@ -129,11 +137,20 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
         waitFor<{ cancelled?: string }>(channel, (d) => d.cancelled === 'b'),
       ]);
       const settlements: string[] = [];
-      const subscription = fromIterable<Msg>([
-        { key: 'a', n: 0, channel: name },
-        { key: 'b', n: 0, channel: name },
-      ], { onSettled: (m) => settlements.push(m.key) })
-        .pipe(keyedDispatch<Msg, string, Ran>({ executor: lanes.executor, key: (m) => m.key, handle: kind.handler('hang') }))
+      const subscription = fromIterable<Msg>(
+        [
+          { key: 'a', n: 0, channel: name },
+          { key: 'b', n: 0, channel: name },
+        ],
+        { onSettled: (m) => settlements.push(m.key) },
+      )
+        .pipe(
+          keyedDispatch<Msg, string, Ran>({
+            executor: lanes.executor,
+            key: (m) => m.key,
+            handle: kind.handler('hang'),
+          }),
+        )
         .subscribe();
       await started;
       subscription.unsubscribe();
@@ -151,7 +168,13 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
       const run = lastValueFrom(
         fromIterable<Msg>([{ key: 'x', n: 1, async }], {
           onSettled: (m, outcome) => failed.push([m.n, outcome]),
-        }).pipe(keyedDispatch<Msg, string, Ran>({ executor: lanes.executor, key: (m) => m.key, handle: kind.handler('boom') })),
+        }).pipe(
+          keyedDispatch<Msg, string, Ran>({
+            executor: lanes.executor,
+            key: (m) => m.key,
+            handle: kind.handler('boom'),
+          }),
+        ),
       );
       await expect(run).rejects.toThrow(async ? 'async boom x' : 'boom x');
       expect(failed).toEqual([[1, 'failed']]);
@@ -166,7 +189,11 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
       const started = waitFor<{ started?: string }>(channel, (d) => d.started === 'a');
       const run = lastValueFrom(
         fromIterable<Msg>([{ key: 'a', n: 0, channel: name }]).pipe(
-          keyedDispatch<Msg, string, Ran>({ executor: lanes.executor, key: (m) => m.key, handle: kind.handler('hang') }),
+          keyedDispatch<Msg, string, Ran>({
+            executor: lanes.executor,
+            key: (m) => m.key,
+            handle: kind.handler('hang'),
+          }),
         ),
       );
       const outcome = run.then(

@@ -1,4 +1,11 @@
-import { fromIterable, keyedDispatch, ThreadCrashLoopError, ThreadExecutor, threadHandler, KeyedExecutor } from 'keyed-dispatch';
+import {
+  fromIterable,
+  KeyedExecutor,
+  keyedDispatch,
+  ThreadCrashLoopError,
+  ThreadExecutor,
+  threadHandler,
+} from 'keyed-dispatch';
 import { lastValueFrom, toArray } from 'rxjs';
 import { byKey, FIXTURES, type Msg, type Ran } from './lane-kinds';
 
@@ -17,7 +24,11 @@ async function runThroughCrash(crash: string, executor: ThreadExecutor) {
   const settled: string[] = [];
   const values = await lastValueFrom(
     fromIterable(messages, { onSettled: (m, outcome) => settled.push(`${m.key}${m.n}:${outcome}`) }).pipe(
-      keyedDispatch<Msg, string, Ran>({ executor, key: (m) => m.key, handle: threadHandler(FIXTURES, 'crashing') }),
+      keyedDispatch<Msg, string, Ran>({
+        executor,
+        key: (m) => m.key,
+        handle: threadHandler(FIXTURES, 'crashing'),
+      }),
       toArray(),
     ),
   );
@@ -28,7 +39,11 @@ describe('thread lanes', () => {
   describe.each([
     ['calls process.exit', 'exit', {}],
     ['throws an uncaught error', 'uncaught', {}],
-    ['exceeds its resourceLimits', 'heap', { resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 } }],
+    [
+      'exceeds its resourceLimits',
+      'heap',
+      { resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 } },
+    ],
   ])('when a thread dies because a handler %s', (_what, crash, options) => {
     it('replaces the thread and runs the messages it held again, in per-key order, leaving other threads alone', async () => {
       const executor = new ThreadExecutor({ workers: 2, ...options });
@@ -43,8 +58,12 @@ describe('thread lanes', () => {
         expect(new Set(victim.map((v) => v.lane)).size).toBe(1);
         expect(bystander.map((v) => v.n)).toEqual([1, 2, 3, 4, 5]);
         expect(new Set(bystander.map((v) => v.thread)).size).toBe(1);
-        expect(settled.filter((s) => s.startsWith('victim'))).toEqual([1, 2, 3, 4, 5].map((n) => `victim${n}:done`));
-        expect(settled.filter((s) => s.startsWith('bystander'))).toEqual([1, 2, 3, 4, 5].map((n) => `bystander${n}:done`));
+        expect(settled.filter((s) => s.startsWith('victim'))).toEqual(
+          [1, 2, 3, 4, 5].map((n) => `victim${n}:done`),
+        );
+        expect(settled.filter((s) => s.startsWith('bystander'))).toEqual(
+          [1, 2, 3, 4, 5].map((n) => `bystander${n}:done`),
+        );
       } finally {
         await executor.close();
       }
@@ -59,7 +78,13 @@ describe('thread lanes', () => {
       const run = lastValueFrom(
         fromIterable<Msg>([{ key: 'poison', n: 1, crash: 'exit', always: true, crashes }], {
           onSettled: (m, outcome) => settled.push(`${m.key}:${outcome}`),
-        }).pipe(keyedDispatch<Msg, string, Ran>({ executor, key: (m) => m.key, handle: threadHandler(FIXTURES, 'crashing') })),
+        }).pipe(
+          keyedDispatch<Msg, string, Ran>({
+            executor,
+            key: (m) => m.key,
+            handle: threadHandler(FIXTURES, 'crashing'),
+          }),
+        ),
       );
       await expect(run).rejects.toBeInstanceOf(ThreadCrashLoopError);
       expect(crashes[0]).toBe(3); // the first run and two respawns
@@ -73,11 +98,18 @@ describe('thread lanes', () => {
     const executor = new ThreadExecutor({ workers: 1 });
     try {
       const data = new Uint8Array(1024);
-      const handle = threadHandler<{ key: string; data: Uint8Array }, { received: number; out: Uint8Array }>(FIXTURES, 'bytes', {
-        transfer: (m) => [m.data.buffer as ArrayBuffer],
-      });
+      const handle = threadHandler<{ key: string; data: Uint8Array }, { received: number; out: Uint8Array }>(
+        FIXTURES,
+        'bytes',
+        {
+          transfer: (m) => [m.data.buffer as ArrayBuffer],
+        },
+      );
       const [value] = await lastValueFrom(
-        fromIterable([{ key: 'k', data }]).pipe(keyedDispatch({ executor, key: (m) => m.key, handle }), toArray()),
+        fromIterable([{ key: 'k', data }]).pipe(
+          keyedDispatch({ executor, key: (m) => m.key, handle }),
+          toArray(),
+        ),
       );
       expect(data.byteLength).toBe(0); // moved to the thread, not copied
       expect(value.received).toBe(1024);
@@ -90,10 +122,29 @@ describe('thread lanes', () => {
   it('lets dispatchers with different handler modules share one thread set', async () => {
     const executor = new ThreadExecutor({ workers: 2 });
     try {
-      const messages = (tag: string): Msg[] => Array.from({ length: 50 }, (_, n) => ({ key: `${tag}${n % 4}`, n }));
+      const messages = (tag: string): Msg[] =>
+        Array.from({ length: 50 }, (_, n) => ({ key: `${tag}${n % 4}`, n }));
       const [a, b] = await Promise.all([
-        lastValueFrom(fromIterable(messages('a')).pipe(keyedDispatch<Msg, string, Ran>({ executor, key: (m) => m.key, handle: threadHandler(FIXTURES, 'echo') }), toArray())),
-        lastValueFrom(fromIterable(messages('b')).pipe(keyedDispatch<Msg, string, Ran>({ executor, key: (m) => m.key, handle: threadHandler(FIXTURES, 'later') }), toArray())),
+        lastValueFrom(
+          fromIterable(messages('a')).pipe(
+            keyedDispatch<Msg, string, Ran>({
+              executor,
+              key: (m) => m.key,
+              handle: threadHandler(FIXTURES, 'echo'),
+            }),
+            toArray(),
+          ),
+        ),
+        lastValueFrom(
+          fromIterable(messages('b')).pipe(
+            keyedDispatch<Msg, string, Ran>({
+              executor,
+              key: (m) => m.key,
+              handle: threadHandler(FIXTURES, 'later'),
+            }),
+            toArray(),
+          ),
+        ),
       ]);
       expect(a).toHaveLength(50);
       expect(b).toHaveLength(50);
@@ -118,8 +169,15 @@ describe('thread lanes', () => {
   it('terminates every thread on close', async () => {
     const executor = new ThreadExecutor({ workers: 2 });
     await lastValueFrom(
-      fromIterable<Msg>([{ key: 'a', n: 1 }, { key: 'b', n: 1 }]).pipe(
-        keyedDispatch<Msg, string, Ran>({ executor, key: (m) => m.key, handle: threadHandler(FIXTURES, 'echo') }),
+      fromIterable<Msg>([
+        { key: 'a', n: 1 },
+        { key: 'b', n: 1 },
+      ]).pipe(
+        keyedDispatch<Msg, string, Ran>({
+          executor,
+          key: (m) => m.key,
+          handle: threadHandler(FIXTURES, 'echo'),
+        }),
       ),
     );
     expect(executor.liveThreads).toBe(2);
@@ -132,7 +190,11 @@ describe('thread lanes', () => {
     try {
       const run = lastValueFrom(
         fromIterable<Msg>([{ key: 'a', n: 1 }]).pipe(
-          keyedDispatch<Msg, string, Ran>({ executor, key: (m) => m.key, handle: threadHandler(FIXTURES, 'nope') }),
+          keyedDispatch<Msg, string, Ran>({
+            executor,
+            key: (m) => m.key,
+            handle: threadHandler(FIXTURES, 'nope'),
+          }),
         ),
       );
       await expect(run).rejects.toThrow("lane-handlers.js has no function export 'nope'");
@@ -142,14 +204,28 @@ describe('thread lanes', () => {
   });
 
   it('rejects invalid options and mismatched lane kinds, naming the option and the value', () => {
-    expect(() => new ThreadExecutor({ workers: 0 })).toThrow('ThreadExecutor: expected `workers` to be an integer >= 1, got 0 (number)');
-    expect(() => new ThreadExecutor({ maxRespawnsPerMinute: -1 })).toThrow('`maxRespawnsPerMinute` to be an integer >= 0, got -1 (number)');
-    expect(() => threadHandler('relative/path.js', 'x')).toThrow("expected `module` to be a URL or an absolute path, got 'relative/path.js' (string)");
+    expect(() => new ThreadExecutor({ workers: 0 })).toThrow(
+      'ThreadExecutor: expected `workers` to be an integer >= 1, got 0 (number)',
+    );
+    expect(() => new ThreadExecutor({ maxRespawnsPerMinute: -1 })).toThrow(
+      '`maxRespawnsPerMinute` to be an integer >= 0, got -1 (number)',
+    );
+    expect(() => threadHandler('relative/path.js', 'x')).toThrow(
+      "expected `module` to be a URL or an absolute path, got 'relative/path.js' (string)",
+    );
     expect(() =>
-      keyedDispatch<Msg, string, Ran>({ executor: new KeyedExecutor({ workers: 1 }), key: (m) => m.key, handle: threadHandler(FIXTURES, 'echo') }),
+      keyedDispatch<Msg, string, Ran>({
+        executor: new KeyedExecutor({ workers: 1 }),
+        key: (m) => m.key,
+        handle: threadHandler(FIXTURES, 'echo'),
+      }),
     ).toThrow('so `executor` must be a ThreadExecutor, got a KeyedExecutor');
     expect(() =>
-      keyedDispatch<Msg, string, Ran>({ executor: new ThreadExecutor({ workers: 1 }), key: (m) => m.key, handle: () => [] }),
+      keyedDispatch<Msg, string, Ran>({
+        executor: new ThreadExecutor({ workers: 1 }),
+        key: (m) => m.key,
+        handle: () => [],
+      }),
     ).toThrow('so `handle` must be threadHandler(module, exportName), got a function');
   });
 });

@@ -41,6 +41,12 @@ const lane = new Lane(init.index, threadLoop);
 let outgoing: unknown[] = [];
 let outgoingTransfers: TransferListItem[] = [];
 let flushQueued = false;
+/** When the pending batch got its first record, and records added since its age was last checked. */
+let batchStarted = 0;
+let sendsSinceCheck = 0;
+/** How often (in records) and past what age a batch is posted before the drain that fills it ends. */
+const CHECK_EVERY = 8;
+const FLUSH_AFTER_MS = 0.5;
 
 function send(a: unknown, b: unknown, c?: unknown): void {
   if (c === undefined) outgoing.push(a, b);
@@ -48,13 +54,25 @@ function send(a: unknown, b: unknown, c?: unknown): void {
   if (outgoing.length >= FLUSH_AT) flush();
   else if (!flushQueued) {
     flushQueued = true;
-    queueMicrotask(flush);
+    batchStarted = performance.now();
+    queueMicrotask(flushAtEndOfTurn);
+  } else if (++sendsSinceCheck >= CHECK_EVERY) {
+    // A long synchronous drain (CPU-heavy handlers) would otherwise hold every completion until it
+    // ends, leaving the main thread unable to refill the window meanwhile: post what is done so far.
+    sendsSinceCheck = 0;
+    if (performance.now() - batchStarted >= FLUSH_AFTER_MS) flush();
   }
 }
 
-function flush(): void {
+function flushAtEndOfTurn(): void {
   flushQueued = false;
+  flush();
+}
+
+function flush(): void {
   if (outgoing.length === 0) return;
+  batchStarted = performance.now();
+  sendsSinceCheck = 0;
   const batch = outgoing;
   const transfers = outgoingTransfers;
   outgoing = [];
