@@ -1,3 +1,4 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Piscina } from 'piscina';
 import { lastValueFrom } from 'rxjs';
@@ -145,7 +146,14 @@ const scenario: Scenario = {
 
     await twoThreads.close();
     await oneLane.close();
-    return `Medians of ${RUNS} runs per contender, run round-robin after one warm-up each.\n\n${sections.join('\n\n')}`;
+    const load = loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' / ');
+    return (
+      `Medians of ${RUNS} runs per contender, run round-robin after one warm-up each. ` +
+      `Load average at the end (1 / 5 / 15 min): ${load} on ${availableParallelism()} cores; a load above the core count ` +
+      `means other processes shared the CPUs and the ratios are less reliable.\n\n${sections.join('\n\n')}`
+    );
   },
 };
 

@@ -172,7 +172,7 @@ export class ThreadExecutor {
     for (const slot of this.slots) {
       if (slot.opened.delete(client.channel)) slot.push(ToThread.Close, client.channel);
     }
-    if (this.isShared && this.clients.size === 0) void this.stopThreads();
+    if (this.isShared && this.clients.size === 0) void this.stopThreads(false);
   }
 
   /** @internal The thread a new key is pinned to (see the class comment), or null when all are down. */
@@ -320,7 +320,7 @@ export class ThreadExecutor {
   }
 
   /** Stops every thread: each cancels its handlers and exits; resolves once all have exited. */
-  private stopThreads(): Promise<void> {
+  private stopThreads(awaited: boolean): Promise<void> {
     const exits: Promise<unknown>[] = [];
     for (const slot of this.slots) {
       const worker = slot.worker;
@@ -329,6 +329,8 @@ export class ThreadExecutor {
       slot.flush();
       slot.worker = null;
       slot.opened.clear();
+      // An awaited stop (close) keeps the process alive until the thread has exited; an idle stop never does.
+      if (awaited) worker.ref();
       exits.push(stopped(worker));
     }
     return Promise.all(exits).then(() => undefined);
@@ -348,7 +350,7 @@ export class ThreadExecutor {
     this.isClosed = true;
     const error = new KeyedExecutorClosedError();
     for (const client of [...this.clients.values()]) client.terminate(error);
-    await this.stopThreads();
+    await this.stopThreads(true);
   }
 }
 
