@@ -68,7 +68,8 @@ export class KeyedExecutor {
     this.lanes = Array.from({ length: workers }, (_, i) => new Lane(i, threadLoop));
     const longTurnMs = integerOption('KeyedExecutor', 'longTurnMs', options.longTurnMs, 50, 1);
     if (options.onLongTurn !== undefined) {
-      this.stopLongTurns = this.onLongTurn(longTurnMs, functionOption('KeyedExecutor', 'onLongTurn', options.onLongTurn));
+      const listener = functionOption('KeyedExecutor', 'onLongTurn', options.onLongTurn);
+      this.stopLongTurns = this.onLongTurn(longTurnMs, listener);
     }
   }
 
