@@ -7,6 +7,7 @@ import type { ResolvedDispatchOptions } from './options';
 import { describe } from './options';
 import { isPullable, openReceiver, type ReceiverSession, type ReceiverSink } from './receiver';
 import type { DispatchCounters, DispatchSnapshot } from './stats';
+import type { ThreadExecutor } from './threads/thread-executor';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
 export class WindowOverflowError extends Error {
@@ -47,7 +48,8 @@ export class Dispatcher<T, K, R>
   private readonly overflow = new RingQueue<T>();
   /** The source completed: the output completes once nothing is in flight. */
   private sourceDone = false;
-  private readonly executor: KeyedExecutor;
+  /** Where the mailboxes run: a `KeyedExecutor` here; a `ThreadDispatcher` runs them on a `ThreadExecutor`. */
+  protected readonly executor: KeyedExecutor | ThreadExecutor;
   // Counters for stats; plain increments, read only on demand.
   private admitted = 0;
   private settled = 0;
@@ -151,9 +153,14 @@ export class Dispatcher<T, K, R>
     }
     this.admitted++;
     if (++this.inFlight > this.maxInFlightSeen) this.maxInFlightSeen = this.inFlight;
+    this.route(key, message);
+  }
+
+  /** Puts an admitted message into its key's mailbox, which gets a lane turn if it was empty. */
+  protected route(key: K, message: T): void {
     let mailbox = this.mailboxes.get(key);
     if (mailbox === undefined) {
-      const lane = this.executor.pickLane();
+      const lane = (this.executor as KeyedExecutor).pickLane();
       lane.pinned++;
       mailbox = (this.pool.pop() ?? new Mailbox<T, K, R>()).open(key, lane, this);
       this.mailboxes.set(key, mailbox);

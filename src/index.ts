@@ -18,3 +18,7 @@ export { type AsyncIterableReceiverOptions, fromAsyncIterable } from './receiver
 export { fromIterable, type IterableReceiverOptions } from './receivers/from-iterable';
 export { LocalBus, LocalBusClosedError, type LocalBusReceiveOptions } from './receivers/local-bus';
 export { type DispatchSnapshot, DispatchStats } from './stats';
+export { NoThreadLaneError, ThreadCrashLoopError, ThreadExitedError } from './threads/errors';
+export { type ThreadHandler, type ThreadHandlerOptions, threadHandler } from './threads/handler';
+export { TRANSFER, transfer } from './threads/protocol';
+export { ThreadExecutor, type ThreadExecutorOptions } from './threads/thread-executor';

@@ -2,6 +2,8 @@ import type { ObservableInput } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
 import type { KeyedExecutor } from './executor';
 import type { DispatchStats } from './stats';
+import { isThreadHandler, type ThreadHandler } from './threads/handler';
+import type { ThreadExecutor } from './threads/thread-executor';
 
 /** Options of `keyedDispatch`. Invalid values throw a `TypeError` naming the option when the operator is created. */
 export interface KeyedDispatchOptions<T, K, R> {
@@ -14,10 +16,15 @@ export interface KeyedDispatchOptions<T, K, R> {
    * Handles one message. Returns any `ObservableInput` (Observable, Promise, array, iterable); its values
    * are emitted by the operator, and the key's next message starts only after it completes. A throw or
    * error errors the operator's output (after tearing everything down).
+   * On thread lanes, a `threadHandler(module, exportName)` instead: a function in a module the threads load.
    */
-  handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>;
-  /** The lanes to run on. Default: `KeyedExecutor.shared` (event-loop lanes, one per available processor). */
-  executor?: KeyedExecutor;
+  handle: ((message: T, context: HandlerContext<K>) => ObservableInput<R>) | ThreadHandler<T, R>;
+  /**
+   * The lanes to run on: a `KeyedExecutor` (event-loop lanes) for a function handler, a `ThreadExecutor`
+   * (worker threads) for a thread handler. Default: `KeyedExecutor.shared` or `ThreadExecutor.shared`,
+   * by the kind of `handle`; each has one lane per available processor.
+   */
+  executor?: KeyedExecutor | ThreadExecutor;
   /**
    * Unfinished messages (running or queued) this dispatcher holds before it stops asking its receiver
    * for more; more are requested in batches of `max(1, floor(maxInFlight / 16))`. Integer ≥ 1. Default 256.
@@ -39,7 +46,9 @@ export interface KeyedDispatchOptions<T, K, R> {
 export interface ResolvedDispatchOptions<T, K, R> {
   key: (message: T) => K;
   handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>;
-  executor: KeyedExecutor | undefined;
+  /** Set when `handle` is a thread handler (then `handle` is never called on this thread). */
+  threadHandler: ThreadHandler<unknown, unknown> | undefined;
+  executor: KeyedExecutor | ThreadExecutor | undefined;
   maxInFlight: number;
   batch: number;
   throughput: number;
@@ -60,9 +69,17 @@ export function resolveDispatchOptions<T, K, R>(
       `keyedDispatch: expected \`onOverflow\` to be 'buffer' or 'error', got ${describe(onOverflow)}`,
     );
   }
+  const threadHandler = isThreadHandler(options.handle) ? options.handle : undefined;
   return {
     key: functionOption('keyedDispatch', 'key', options.key),
-    handle: functionOption('keyedDispatch', 'handle', options.handle),
+    handle: threadHandler
+      ? runsInThreads
+      : functionOption(
+          'keyedDispatch',
+          'handle',
+          options.handle as (message: T, context: HandlerContext<K>) => ObservableInput<R>,
+        ),
+    threadHandler,
     executor: options.executor,
     maxInFlight,
     batch: Math.max(1, Math.floor(maxInFlight / 16)),
@@ -70,6 +87,11 @@ export function resolveDispatchOptions<T, K, R>(
     onOverflow,
     stats: options.stats,
   };
+}
+
+/** The `handle` of a dispatch on thread lanes: the handler runs in the threads, never here. */
+function runsInThreads(): never {
+  throw new Error('keyedDispatch: a thread handler runs only in the threads of a ThreadExecutor');
 }
 
 /** Validates an optional integer option with a lower bound, naming the option, the value and its type. */
