@@ -237,7 +237,6 @@ export class Dispatcher<T, K, R>
   teardown(): void {
     if (this.closed) return;
     this.closed = true;
-    this.options.stats?.detach(this);
     this.executor.detach(this);
     const session = this.session;
     this.session = null;
@@ -252,6 +251,7 @@ export class Dispatcher<T, K, R>
     this.mailboxes.clear();
     this.overflow.clear();
     this.inFlight = 0;
+    this.options.stats?.detach(this);
   }
 
   // DispatchCounters
