@@ -9,14 +9,15 @@ export {
   openReceiver,
   type Pullable,
   Receiver,
+  type ReceiverOptions,
   type ReceiverSession,
   type ReceiverSink,
   type SettledListener,
   type Settlement,
 } from './receiver';
-export { type AsyncIterableReceiverOptions, fromAsyncIterable } from './receivers/from-async-iterable';
-export { fromIterable, type IterableReceiverOptions } from './receivers/from-iterable';
-export { LocalBus, LocalBusClosedError, type LocalBusReceiveOptions } from './receivers/local-bus';
+export { fromAsyncIterable } from './receivers/from-async-iterable';
+export { fromIterable } from './receivers/from-iterable';
+export { LocalBus, LocalBusClosedError } from './receivers/local-bus';
 export { type DispatchSnapshot, DispatchStats } from './stats';
 export { NoThreadLaneError, ThreadCrashLoopError, ThreadExitedError } from './threads/errors';
 export { type ThreadHandler, type ThreadHandlerOptions, threadHandler } from './threads/handler';

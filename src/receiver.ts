@@ -72,3 +72,9 @@ export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
 
 /** Optional hook of the built-in receivers: told each message's outcome (e.g. to acknowledge it). */
 export type SettledListener<T> = (message: T, outcome: Settlement, error?: unknown) => void;
+
+/** Options of the built-in receivers (`fromIterable`, `fromAsyncIterable`, `LocalBus.receive`). */
+export interface ReceiverOptions<T> {
+  /** Told each message's outcome once its handler has finished. */
+  onSettled?: SettledListener<T>;
+}

@@ -9,7 +9,7 @@ import {
   WindowOverflowError,
 } from 'keyed-dispatch';
 import { from, lastValueFrom, Subject, take, toArray } from 'rxjs';
-import { type Deferred, deferred, flushMicrotasks, ScriptedReceiver } from '../support/scripted-receiver';
+import { flushMicrotasks, Gates, ScriptedReceiver } from '../support/scripted-receiver';
 
 interface Msg {
   key: string;
@@ -29,27 +29,23 @@ describe('keyedDispatch backpressure', () => {
 
   it('requests the whole window first, then batches of maxInFlight/16 as messages finish', async () => {
     const receiver = new ScriptedReceiver(numbered(1000, 100));
-    const gates: Deferred<void>[] = [];
+    const gates = new Gates();
     const sub = receiver
       .pipe(
         keyedDispatch({
           executor,
           maxInFlight: 32,
           key: (m: Msg) => m.key,
-          handle: () => {
-            const gate = deferred();
-            gates.push(gate);
-            return gate.promise;
-          },
+          handle: () => gates.open(),
         }),
       )
       .subscribe();
     expect(receiver.requests).toEqual([32]);
     expect(receiver.delivered).toBe(32);
-    gates.shift()?.resolve();
+    gates.release();
     await flushMicrotasks();
     expect(receiver.requests).toEqual([32]); // one free slot is less than a batch of 2
-    gates.shift()?.resolve();
+    gates.release();
     await flushMicrotasks();
     expect(receiver.requests).toEqual([32, 2]);
     expect(receiver.unsettled).toBe(32);
@@ -92,7 +88,7 @@ describe('keyedDispatch backpressure', () => {
       for (let seq = 0; ; seq++) yield { key: 'hot', seq };
     })();
     const receiver = new ScriptedReceiver<Msg>(hot);
-    const gates: Deferred<void>[] = [];
+    const gates = new Gates();
     const stats = new DispatchStats();
     const sub = receiver
       .pipe(
@@ -101,16 +97,12 @@ describe('keyedDispatch backpressure', () => {
           stats,
           maxInFlight: 32,
           key: (m: Msg) => m.key,
-          handle: () => {
-            const gate = deferred();
-            gates.push(gate);
-            return gate.promise;
-          },
+          handle: () => gates.open(),
         }),
       )
       .subscribe();
     expect(stats.backlogOf('hot')).toBe(32);
-    gates.shift()?.resolve();
+    gates.release();
     await flushMicrotasks();
     expect(receiver.requests).toEqual([32]);
     expect(stats.backlogOf('hot')).toBe(31);
@@ -187,7 +179,7 @@ describe('keyedDispatch backpressure', () => {
   describe('LocalBus', () => {
     it('resolves send() only when the dispatcher admits the message', async () => {
       const bus = new LocalBus<Msg>();
-      const gates: Deferred<void>[] = [];
+      const gates = new Gates();
       const sub = bus
         .receive()
         .pipe(
@@ -195,11 +187,7 @@ describe('keyedDispatch backpressure', () => {
             executor,
             maxInFlight: 2,
             key: (m: Msg) => m.key,
-            handle: () => {
-              const gate = deferred();
-              gates.push(gate);
-              return gate.promise;
-            },
+            handle: () => gates.open(),
           }),
         )
         .subscribe();
@@ -207,8 +195,8 @@ describe('keyedDispatch backpressure', () => {
       for (let seq = 0; seq < 4; seq++) void bus.send({ key: `k${seq}`, seq }).then(() => admitted.push(seq));
       await flushMicrotasks();
       expect(admitted).toEqual([0, 1]);
-      gates.shift()?.resolve();
-      gates.shift()?.resolve();
+      gates.release();
+      gates.release();
       await flushMicrotasks();
       expect(admitted).toEqual([0, 1, 2, 3]);
       sub.unsubscribe();
@@ -249,7 +237,7 @@ describe('keyedDispatch backpressure', () => {
     it("buffers what outruns the window in arrival order and admits it as the window frees ('buffer')", async () => {
       const stats = new DispatchStats();
       const source = new Subject<Msg>();
-      const gates: Deferred<void>[] = [];
+      const gates = new Gates();
       const out: number[] = [];
       const sub = source
         .pipe(
@@ -259,17 +247,15 @@ describe('keyedDispatch backpressure', () => {
             maxInFlight: 4,
             key: (m: Msg) => m.key,
             handle: (m: Msg) => {
-              const gate = deferred();
-              gates.push(gate);
-              return gate.promise.then(() => m.seq);
+              return gates.open().then(() => m.seq);
             },
           }),
         )
         .subscribe((v) => out.push(v));
       for (const m of numbered(10, 10)) source.next(m);
       expect(stats.snapshot()).toMatchObject({ inFlight: 4, overflow: 6 });
-      while (gates.length > 0) {
-        gates.shift()?.resolve();
+      while (gates.size > 0) {
+        gates.release();
         await flushMicrotasks();
       }
       expect(out).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);

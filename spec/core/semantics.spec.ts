@@ -1,6 +1,6 @@
 import { DispatchStats, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
 import { firstValueFrom, from, Subject, tap, toArray } from 'rxjs';
-import { type Deferred, deferred, flushMicrotasks } from '../support/scripted-receiver';
+import { type Deferred, deferred, flushMicrotasks, Gates } from '../support/scripted-receiver';
 
 interface Msg {
   key: string;
@@ -90,7 +90,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
   it('pins a mailbox to one lane for its whole lifetime', async () => {
     const lanes = new Map<string, Set<number>>();
     const source = new Subject<Msg>();
-    const gates: Deferred<void>[] = [];
+    const gates = new Gates();
     const sub = source
       .pipe(
         keyedDispatch({
@@ -98,17 +98,15 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
           key: byKey,
           handle: (m: Msg, ctx) => {
             lanes.set(m.key, (lanes.get(m.key) ?? new Set()).add(ctx.laneIndex));
-            const gate = deferred();
-            gates.push(gate);
-            return gate.promise;
+            return gates.open();
           },
         }),
       )
       .subscribe();
     for (let i = 0; i < 12; i++) source.next({ key: `k${i % 4}`, seq: i });
     // Release handlers one by one: the mailboxes live on, their next messages start on the same lane.
-    while (gates.length > 0) {
-      gates.shift()?.resolve();
+    while (gates.size > 0) {
+      gates.release();
       await flushMicrotasks();
     }
     expect(lanes.size).toBe(4);

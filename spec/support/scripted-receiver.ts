@@ -84,3 +84,24 @@ export function deferred<T = void>(): Deferred<T> {
 export function flushMicrotasks(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/** Handlers that wait until the test releases them, oldest first. */
+export class Gates {
+  private readonly waiting: Deferred<void>[] = [];
+
+  /** A new closed gate; returns the promise a handler returns. */
+  open(): Promise<void> {
+    const gate = deferred();
+    this.waiting.push(gate);
+    return gate.promise;
+  }
+
+  /** Releases the oldest waiting handler. */
+  release(): void {
+    this.waiting.shift()?.resolve();
+  }
+
+  get size(): number {
+    return this.waiting.length;
+  }
+}

@@ -1,15 +1,11 @@
 import {
   openReceiver,
   Receiver,
+  type ReceiverOptions,
   type ReceiverSession,
   type ReceiverSink,
   type SettledListener,
 } from '../receiver';
-
-export interface AsyncIterableReceiverOptions<T> {
-  /** Told each message's outcome once its handler has finished. */
-  onSettled?: SettledListener<T>;
-}
 
 /**
  * A receiver over an async iterable — an async generator, or a Node `Readable` in object mode. It
@@ -19,7 +15,7 @@ export interface AsyncIterableReceiverOptions<T> {
  */
 export function fromAsyncIterable<T>(
   iterable: AsyncIterable<T>,
-  options: AsyncIterableReceiverOptions<T> = {},
+  options: ReceiverOptions<T> = {},
 ): Receiver<T> {
   return new AsyncIterableReceiver(iterable, options.onSettled);
 }

@@ -2,6 +2,7 @@ import { RingQueue } from '../internal/ring-queue';
 import {
   openReceiver,
   Receiver,
+  type ReceiverOptions,
   type ReceiverSession,
   type ReceiverSink,
   type SettledListener,
@@ -13,11 +14,6 @@ export class LocalBusClosedError extends Error {
   constructor() {
     super('LocalBus is closed');
   }
-}
-
-export interface LocalBusReceiveOptions<T> {
-  /** Told each message's outcome once its handler has finished. */
-  onSettled?: SettledListener<T>;
 }
 
 /** A sent message waiting for a receiver's demand, with the sender's promise to resolve on admission. */
@@ -55,7 +51,7 @@ export class LocalBus<T> {
   }
 
   /** A receiver of everything sent from now on (plus what waited for a first receiver). */
-  receive(options: LocalBusReceiveOptions<T> = {}): Receiver<T> {
+  receive(options: ReceiverOptions<T> = {}): Receiver<T> {
     return new BusReceiver(this, options.onSettled);
   }
 
