@@ -2,6 +2,7 @@ import type { Observable, ObservableInput, Subscriber, Subscription } from 'rxjs
 import { threadLoop } from './engine/lane-loop';
 import { type HandlerContext, Mailbox, type MailboxOwner, MailboxState } from './engine/mailbox';
 import { type ExecutorClient, KeyedExecutor } from './executor';
+import { GaveUp } from './failure-policy';
 import { RingQueue } from './internal/ring-queue';
 import type { ResolvedDispatchOptions } from './options';
 import { describe } from './options';
@@ -173,16 +174,27 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
     this.inFlight--;
     this.settled++;
     this.session?.settle(message, 'done');
-    if (this.overflow.size > 0) this.admit(this.overflow.shift() as T);
-    else this.requestMore();
-    this.completeIfDone();
+    this.finished();
   }
 
   fail(_mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
     this.inFlight--;
     this.failed++;
+    if (error instanceof GaveUp) {
+      // The failure policy has dealt with it (retried, dead-lettered): settle as failed and go on.
+      this.session?.settle(message, 'failed', error.cause);
+      this.finished();
+      return;
+    }
     this.session?.settle(message, 'failed', error);
     this.terminate(error);
+  }
+
+  /** A message left the window: admit the next overflowed one or ask for more, and complete if done. */
+  private finished(): void {
+    if (this.overflow.size > 0) this.admit(this.overflow.shift() as T);
+    else this.requestMore();
+    this.completeIfDone();
   }
 
   retire(mailbox: Mailbox<T, K, R>): void {

@@ -18,3 +18,10 @@ export { type AsyncIterableReceiverOptions, fromAsyncIterable } from './receiver
 export { fromIterable, type IterableReceiverOptions } from './receivers/from-iterable';
 export { LocalBus, LocalBusClosedError, type LocalBusReceiveOptions } from './receivers/local-bus';
 export { type DispatchSnapshot, DispatchStats } from './stats';
+export {
+  type BackoffOptions,
+  type FailureContext,
+  type FailurePolicy,
+  type RetryPolicyOptions,
+  retryPolicy,
+} from './failure-policy';

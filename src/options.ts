@@ -1,6 +1,7 @@
 import type { ObservableInput } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
 import type { KeyedExecutor } from './executor';
+import type { FailurePolicy } from './failure-policy';
 import type { DispatchStats } from './stats';
 
 /** Options of `keyedDispatch`. Invalid values throw a `TypeError` naming the option when the operator is created. */
@@ -13,7 +14,7 @@ export interface KeyedDispatchOptions<T, K, R> {
   /**
    * Handles one message. Returns any `ObservableInput` (Observable, Promise, array, iterable); its values
    * are emitted by the operator, and the key's next message starts only after it completes. A throw or
-   * error errors the operator's output (after tearing everything down).
+   * error errors the operator's output (after tearing everything down), unless `onFailure` handles it.
    */
   handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>;
   /** The lanes to run on. Default: `KeyedExecutor.shared` (event-loop lanes, one per available processor). */
@@ -34,6 +35,12 @@ export interface KeyedDispatchOptions<T, K, R> {
   onOverflow?: 'buffer' | 'error';
   /** Live counters of this dispatcher (in-flight, live mailboxes, settled, ...). Read them any time. */
   stats?: DispatchStats;
+  /**
+   * What to do when a handler fails, instead of erroring the output: `retryPolicy({ ... })` retries
+   * inside the key's mailbox with backoff, then dead-letters the message, settles it as failed and goes
+   * on. Default: none (a handler error errors the output).
+   */
+  onFailure?: FailurePolicy<T, K>;
 }
 
 export interface ResolvedDispatchOptions<T, K, R> {
@@ -60,9 +67,16 @@ export function resolveDispatchOptions<T, K, R>(
       `keyedDispatch: expected \`onOverflow\` to be 'buffer' or 'error', got ${describe(onOverflow)}`,
     );
   }
+  const handle = functionOption('keyedDispatch', 'handle', options.handle);
+  const onFailure = options.onFailure;
+  if (onFailure !== undefined && typeof (onFailure as Partial<FailurePolicy<T, K>> | null)?.wrap !== 'function') {
+    throw new TypeError(
+      `keyedDispatch: expected \`onFailure\` to be a failure policy (from retryPolicy()), got ${describe(onFailure)}`,
+    );
+  }
   return {
     key: functionOption('keyedDispatch', 'key', options.key),
-    handle: functionOption('keyedDispatch', 'handle', options.handle),
+    handle: onFailure === undefined ? handle : onFailure.wrap(handle),
     executor: options.executor,
     maxInFlight,
     batch: Math.max(1, Math.floor(maxInFlight / 16)),
