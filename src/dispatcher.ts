@@ -254,6 +254,22 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
     this.inFlight = 0;
   }
 
+  /**
+   * Admitted messages not finished yet — running (or waiting out a retry), queued in a mailbox, or
+   * overflowed — so whoever stops this dispatcher can report what is left for redelivery.
+   */
+  unfinished(): T[] {
+    const messages: T[] = [];
+    for (const mailbox of this.mailboxes.values()) {
+      if (mailbox.state === MailboxState.Running || mailbox.state === MailboxState.Waiting) {
+        messages.push(mailbox.current as T);
+      }
+      for (const m of mailbox.queue.toArray()) messages.push(m);
+    }
+    for (const m of this.overflow.toArray()) messages.push(m);
+    return messages;
+  }
+
   // DispatchCounters
   snapshot(): DispatchSnapshot {
     return {

@@ -1,0 +1,10 @@
+export {
+  type ComponentStopReport,
+  DispatchRuntime,
+  type DispatchRuntimeOptions,
+  DispatchRuntimeStoppedError,
+  dispatchComponent,
+  type GracefulStopOptions,
+  type RuntimeComponent,
+  type StopReport,
+} from './dispatch-runtime';
