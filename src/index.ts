@@ -25,3 +25,14 @@ export {
   type RetryPolicyOptions,
   retryPolicy,
 } from './failure-policy';
+export {
+  type AnyRuntimeComponent,
+  type ComponentStopReport,
+  DispatchRuntime,
+  type DispatchRuntimeOptions,
+  DispatchRuntimeStoppedError,
+  dispatchComponent,
+  type GracefulStopOptions,
+  type RuntimeComponent,
+  type StopReport,
+} from './runtime';

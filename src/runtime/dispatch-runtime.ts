@@ -22,10 +22,13 @@ export function dispatchComponent<T, K, R>(component: RuntimeComponent<T, K, R>)
   return component;
 }
 
+/** A component of any message and result types (`never` included: a handler that emits nothing). */
+export type AnyRuntimeComponent = RuntimeComponent<any, any, any> | RuntimeComponent<any, any, never>;
+
 /** Options of `DispatchRuntime`. */
 export interface DispatchRuntimeOptions {
   /** The dispatchers it runs, started together and stopped together. At least one. */
-  components: ReadonlyArray<RuntimeComponent<any, any, any>>;
+  components: readonly AnyRuntimeComponent[];
   /**
    * The lanes every component runs on. The runtime owns it: it is closed once every component has
    * stopped (unless it is `KeyedExecutor.shared`). Default: a new `KeyedExecutor()`.
@@ -132,7 +135,7 @@ export class DispatchRuntime {
         );
       }
       names.add(name);
-      return new RunningComponent(component, this.executor);
+      return new RunningComponent(component as RuntimeComponent<any, any, any>, this.executor);
     });
   }
 
@@ -172,7 +175,9 @@ export class DispatchRuntime {
     const quietPeriod = integerOption('stopGracefully', 'quietPeriod', options.quietPeriod, 0, 0);
     const drain = options.drain ?? 'all';
     if (drain !== 'all' && drain !== 'running') {
-      throw new TypeError(`stopGracefully: expected \`drain\` to be 'all' or 'running', got ${describe(drain)}`);
+      throw new TypeError(
+        `stopGracefully: expected \`drain\` to be 'all' or 'running', got ${describe(drain)}`,
+      );
     }
     if (this.lifecycle === 'new') return this.stopUnstarted();
     this.lifecycle = 'stopping';
@@ -206,7 +211,11 @@ export class DispatchRuntime {
     return this.stopping;
   }
 
-  private async drainAndClose(timeout: number, quietPeriod: number, drain: 'all' | 'running'): Promise<StopReport> {
+  private async drainAndClose(
+    timeout: number,
+    quietPeriod: number,
+    drain: 'all' | 'running',
+  ): Promise<StopReport> {
     const deadline = this.scheduler.now() + timeout;
     let interrupted = false;
     const interruption = new Promise<void>((resolve) => {
@@ -224,8 +233,11 @@ export class DispatchRuntime {
       !interrupted && (allEnded || (await until(Promise.all(this.components.map((c) => c.ended)))));
     if (!drained || interrupted) return this.close(interrupted ? 'forced' : 'deadline');
     // Receivers that close asynchronously get what is left of the deadline; then the executor closes.
-    const cancellations = this.components.map((c) => c.intake.cancellation).filter((p) => p !== null);
-    if (cancellations.length > 0) await until(Promise.all(cancellations));
+    const closing = this.components.filter((c) => c.intake.cancellation !== null);
+    if (closing.length > 0 && !(await until(Promise.all(closing.map((c) => c.intake.cancellation))))) {
+      for (const c of closing) c.intake.noteUnfinishedCancellation();
+      return this.close(interrupted ? 'forced' : 'deadline');
+    }
     return this.close(interrupted ? 'forced' : 'drained');
   }
 

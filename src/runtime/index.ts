@@ -1,4 +1,5 @@
 export {
+  type AnyRuntimeComponent,
   type ComponentStopReport,
   DispatchRuntime,
   type DispatchRuntimeOptions,

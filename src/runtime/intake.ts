@@ -24,6 +24,8 @@ export class Intake<T> {
   readonly errors: unknown[] = [];
   /** Settles once the source's cancellation has finished, if it returned a promise. */
   cancellation: Promise<void> | null = null;
+  /** The cancellation's promise has settled. */
+  private cancellationSettled = false;
   /** Demand asked for before the barrier opened. */
   private heldDemand = 0;
   private opened = false;
@@ -99,6 +101,13 @@ export class Intake<T> {
     else this.subscriber?.complete();
   }
 
+  /** The stop's deadline passed while the source was still closing: reported, no longer awaited. */
+  noteUnfinishedCancellation(): void {
+    if (this.cancellation !== null && !this.cancellationSettled) {
+      this.errors.push(new Error('the source had not finished closing by the stop deadline'));
+    }
+  }
+
   private subscribePlain(): void {
     const subscriber = this.subscriber as Subscriber<T>;
     this.upstream = this.upstreamSource.subscribe({
@@ -123,8 +132,11 @@ export class Intake<T> {
       const result = (this.session?.cancel as (() => unknown) | undefined)?.call(this.session);
       if (isPromiseLike(result)) {
         this.cancellation = Promise.resolve(result).then(
-          () => undefined,
+          () => {
+            this.cancellationSettled = true;
+          },
           (err) => {
+            this.cancellationSettled = true;
             this.errors.push(err);
           },
         );
@@ -150,5 +162,7 @@ class GatedReceiver<T> extends Receiver<T> {
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function';
+  return (
+    value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function'
+  );
 }
