@@ -171,6 +171,20 @@ class Attempts<T, K, R> {
 
   /** Subscribes to an attempt's result; returns the teardown of everything this object starts. */
   follow(input: ObservableInput<R>): () => void {
+    if (isPromiseLike<R>(input)) {
+      // Promises are followed directly: no Observable layer on the common async path.
+      input.then(
+        (value) => {
+          if (this.done) return;
+          this.subscriber.next(value);
+          this.subscriber.complete();
+        },
+        (err) => {
+          if (!this.done) this.failed(err);
+        },
+      );
+      return () => this.cancel();
+    }
     const attempt = this.attempt;
     let subscription: Subscription;
     try {
@@ -259,6 +273,10 @@ class Attempts<T, K, R> {
     this.running = null;
     running?.unsubscribe();
   }
+}
+
+function isPromiseLike<R>(value: unknown): value is PromiseLike<R> {
+  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<R>).then === 'function';
 }
 
 function always(): boolean {

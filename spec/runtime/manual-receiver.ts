@@ -57,7 +57,7 @@ export class ManualReceiver<T> extends Receiver<T> {
       },
       cancel: () => {
         this.cancelled = true;
-        return this.onCancel() as void;
+        return this.onCancel() as undefined;
       },
     };
   }
