@@ -1,7 +1,10 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  // The thread-lane worker is its own entry: threads load dist/thread-worker.js, found next to index.
+  entry: { index: 'src/index.ts', 'thread-worker': 'src/threads/worker.ts' },
+  // Gives the ESM build a __dirname, by which the worker script is found.
+  shims: true,
   format: ['cjs', 'esm'],
   dts: true,
   sourcemap: true,

@@ -58,9 +58,44 @@ export function writeSection(name: string, markdown: string): void {
   const begin = `<!-- bench:${name}:begin -->`;
   const end = `<!-- bench:${name}:end -->`;
   const block = `${begin}\n${markdown.trim()}\n${end}`;
-  let text = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '# Benchmarks\n\nRegenerate with `npm run bench` (all scenarios) or `npm run bench -- <scenario>`.\n';
+  let text = existsSync(FILE)
+    ? readFileSync(FILE, 'utf8')
+    : '# Benchmarks\n\nRegenerate with `npm run bench` (all scenarios) or `npm run bench -- <scenario>`.\n';
   const i = text.indexOf(begin);
   const j = text.indexOf(end);
-  text = i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length) : `${text.trimEnd()}\n\n${block}\n`;
+  text =
+    i >= 0 && j > i
+      ? text.slice(0, i) + block + text.slice(j + end.length)
+      : `${text.trimEnd()}\n\n${block}\n`;
   writeFileSync(FILE, text);
+}
+
+/**
+ * Bundles a bench entry (TypeScript) into plain JS once, so measured child processes run compiled code
+ * and start fast. Returns the path of the bundle.
+ */
+export function bundle(entry: string): string {
+  const { buildSync } = require('esbuild') as typeof import('esbuild');
+  const outfile = join(__dirname, '..', '.bench-out', `${entry.replace(/[^\w]+/g, '_')}.js`);
+  buildSync({
+    entryPoints: [join(__dirname, entry)],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile,
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+/** Runs a bundled bench child in a fresh process and returns the JSON it prints on its last line. */
+export function runChild<T>(file: string, args: string[]): T {
+  const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
+  const out = execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', file, ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = out.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]) as T;
 }

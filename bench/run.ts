@@ -4,6 +4,7 @@ import { machine, type Scenario, writeSection } from './lib';
 const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
   core: () => import('./scenarios/core'),
   isolation: () => import('./scenarios/isolation'),
+  threads: () => import('./scenarios/threads'),
 };
 
 async function main(): Promise<void> {
@@ -19,7 +20,10 @@ async function main(): Promise<void> {
     const scenario = (await load()).default;
     console.log(`\n## ${n}: ${scenario.title}\n(${machine()})\n`);
     const section = await scenario.run(args);
-    writeSection(n, `## ${n}: ${scenario.title}\n\nMachine: ${machine()}. Reproduce: \`npm run bench -- ${n}\`.\n\n${section}`);
+    writeSection(
+      n,
+      `## ${n}: ${scenario.title}\n\nMachine: ${machine()}. Reproduce: \`npm run bench -- ${n}\`.\n\n${section}`,
+    );
   }
 }
 

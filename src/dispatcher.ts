@@ -8,6 +8,7 @@ import type { ResolvedDispatchOptions } from './options';
 import { describe } from './options';
 import { isPullable, openReceiver, type ReceiverSession, type ReceiverSink } from './receiver';
 import type { DispatchCounters, DispatchSnapshot } from './stats';
+import type { ThreadExecutor } from './threads/thread-executor';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
 export class WindowOverflowError extends Error {
@@ -27,7 +28,9 @@ const POOL_LIMIT = 1024;
  * One subscription of `keyedDispatch`: admits messages within the window, routes each into its key's
  * mailbox, and turns handler outcomes into output, settlements and more demand.
  */
-export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<T>, ExecutorClient, DispatchCounters {
+export class Dispatcher<T, K, R>
+  implements MailboxOwner<T, K, R>, ReceiverSink<T>, ExecutorClient, DispatchCounters
+{
   readonly throughput: number;
   closed = false;
   /** Live mailboxes by key; a mailbox exists only while its key has unfinished messages. */
@@ -46,7 +49,8 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
   private readonly overflow = new RingQueue<T>();
   /** The source completed: the output completes once nothing is in flight. */
   private sourceDone = false;
-  private readonly executor: KeyedExecutor;
+  /** Where the mailboxes run: a `KeyedExecutor` here; a `ThreadDispatcher` runs them on a `ThreadExecutor`. */
+  protected readonly executor: KeyedExecutor | ThreadExecutor;
   // Counters for stats; plain increments, read only on demand.
   private admitted = 0;
   private settled = 0;
@@ -125,7 +129,8 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
   private offer(message: T): void {
     if (this.closed) return;
     if (this.inFlight < this.options.maxInFlight && this.overflow.size === 0) this.admit(message);
-    else if (this.options.onOverflow === 'error') this.terminate(new WindowOverflowError(this.options.maxInFlight));
+    else if (this.options.onOverflow === 'error')
+      this.terminate(new WindowOverflowError(this.options.maxInFlight));
     else this.overflow.push(message);
   }
 
@@ -140,16 +145,23 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
       return;
     }
     if (key === undefined || key === null) {
-      const err = new TypeError(`keyedDispatch: \`key\` returned ${describe(key)} for a message; every message needs a key`);
+      const err = new TypeError(
+        `keyedDispatch: \`key\` returned ${describe(key)} for a message; every message needs a key`,
+      );
       this.session?.settle(message, 'failed', err);
       this.terminate(err);
       return;
     }
     this.admitted++;
     if (++this.inFlight > this.maxInFlightSeen) this.maxInFlightSeen = this.inFlight;
+    this.route(key, message);
+  }
+
+  /** Puts an admitted message into its key's mailbox, which gets a lane turn if it was empty. */
+  protected route(key: K, message: T): void {
     let mailbox = this.mailboxes.get(key);
     if (mailbox === undefined) {
-      const lane = this.executor.pickLane();
+      const lane = (this.executor as KeyedExecutor).pickLane();
       lane.pinned++;
       mailbox = (this.pool.pop() ?? new Mailbox<T, K, R>()).open(key, lane, this);
       this.mailboxes.set(key, mailbox);
@@ -174,7 +186,7 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
     this.inFlight--;
     this.settled++;
     this.session?.settle(message, 'done');
-    this.finished();
+    this.leftWindow();
   }
 
   fail(_mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
@@ -183,7 +195,7 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
     if (error instanceof GaveUp) {
       // The failure policy has dealt with it (retried, dead-lettered): settle as failed and go on.
       this.session?.settle(message, 'failed', error.cause);
-      this.finished();
+      this.leftWindow();
       return;
     }
     this.session?.settle(message, 'failed', error);
@@ -191,7 +203,7 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
   }
 
   /** A message left the window: admit the next overflowed one or ask for more, and complete if done. */
-  private finished(): void {
+  private leftWindow(): void {
     if (this.overflow.size > 0) this.admit(this.overflow.shift() as T);
     else this.requestMore();
     this.completeIfDone();
@@ -237,7 +249,6 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
   teardown(): void {
     if (this.closed) return;
     this.closed = true;
-    this.options.stats?.detach(this);
     this.executor.detach(this);
     const session = this.session;
     this.session = null;
@@ -252,6 +263,7 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
     this.mailboxes.clear();
     this.overflow.clear();
     this.inFlight = 0;
+    this.options.stats?.detach(this);
   }
 
   /**

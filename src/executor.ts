@@ -1,12 +1,20 @@
 import { availableParallelism } from 'node:os';
 import { Lane } from './engine/lane';
 import { type LongTurnListener, threadLoop } from './engine/lane-loop';
-import { integerOption } from './options';
+import { functionOption, integerOption } from './options';
 
 /** Options of `KeyedExecutor`. */
 export interface KeyedExecutorOptions {
   /** Lanes (workers) shared by every dispatcher given this executor. Integer ≥ 1. Default: available processors. */
   workers?: number;
+  /**
+   * Told of every synchronous turn on these lanes that runs `longTurnMs` or longer: a handler blocking
+   * the event loop (and every other key with it). Move such handlers to thread lanes (`ThreadExecutor`).
+   * Called with the lane's index and the turn's duration. Default: none (turns are not timed).
+   */
+  onLongTurn?: (laneIndex: number, durationMs: number) => void;
+  /** Threshold of `onLongTurn`, in milliseconds. Integer ≥ 1. Default 50. */
+  longTurnMs?: number;
 }
 
 /** A dispatcher as its executor sees it: something to stop when the executor closes. */
@@ -49,6 +57,8 @@ export class KeyedExecutor {
   /** Where the round-robin scan for a parked lane starts next. */
   private parkedCursor = 0;
   private isClosed = false;
+  /** Stops the `onLongTurn` option's watch (null without it). */
+  private readonly stopLongTurns: (() => void) | null = null;
 
   constructor(
     options: KeyedExecutorOptions = {},
@@ -56,6 +66,11 @@ export class KeyedExecutor {
   ) {
     const workers = integerOption('KeyedExecutor', 'workers', options.workers, availableParallelism(), 1);
     this.lanes = Array.from({ length: workers }, (_, i) => new Lane(i, threadLoop));
+    const longTurnMs = integerOption('KeyedExecutor', 'longTurnMs', options.longTurnMs, 50, 1);
+    if (options.onLongTurn !== undefined) {
+      const listener = functionOption('KeyedExecutor', 'onLongTurn', options.onLongTurn);
+      this.stopLongTurns = this.onLongTurn(longTurnMs, listener);
+    }
   }
 
   get closed(): boolean {
@@ -91,7 +106,10 @@ export class KeyedExecutor {
     let best = lanes[0];
     for (let i = 1; i < n; i++) {
       const lane = lanes[i];
-      if (lane.ready.size < best.ready.size || (lane.ready.size === best.ready.size && lane.pinned < best.pinned)) {
+      if (
+        lane.ready.size < best.ready.size ||
+        (lane.ready.size === best.ready.size && lane.pinned < best.pinned)
+      ) {
         best = lane;
       }
     }
@@ -126,9 +144,11 @@ export class KeyedExecutor {
    * dispatchers first to drain them. The shared executor cannot be closed.
    */
   async close(): Promise<void> {
-    if (this.isShared) throw new Error('KeyedExecutor.shared cannot be closed; it lives as long as the process');
+    if (this.isShared)
+      throw new Error('KeyedExecutor.shared cannot be closed; it lives as long as the process');
     if (this.isClosed) return;
     this.isClosed = true;
+    this.stopLongTurns?.();
     const error = new KeyedExecutorClosedError();
     for (const client of [...this.clients]) client.terminate(error);
     this.clients.clear();

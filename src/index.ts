@@ -1,7 +1,14 @@
 export { WindowOverflowError } from './dispatcher';
-export type { HandlerContext } from './engine/mailbox';
 export { Lane } from './engine/lane';
+export type { HandlerContext } from './engine/mailbox';
 export { KeyedExecutor, KeyedExecutorClosedError, type KeyedExecutorOptions } from './executor';
+export {
+  type BackoffOptions,
+  type FailureContext,
+  type FailurePolicy,
+  type RetryPolicyOptions,
+  retryPolicy,
+} from './failure-policy';
 export { keyedDispatch } from './keyed-dispatch';
 export type { KeyedDispatchOptions } from './options';
 export {
@@ -17,14 +24,6 @@ export {
 export { type AsyncIterableReceiverOptions, fromAsyncIterable } from './receivers/from-async-iterable';
 export { fromIterable, type IterableReceiverOptions } from './receivers/from-iterable';
 export { LocalBus, LocalBusClosedError, type LocalBusReceiveOptions } from './receivers/local-bus';
-export { type DispatchSnapshot, DispatchStats } from './stats';
-export {
-  type BackoffOptions,
-  type FailureContext,
-  type FailurePolicy,
-  type RetryPolicyOptions,
-  retryPolicy,
-} from './failure-policy';
 export {
   type AnyRuntimeComponent,
   type ComponentStopReport,
@@ -36,3 +35,8 @@ export {
   type RuntimeComponent,
   type StopReport,
 } from './runtime';
+export { type DispatchSnapshot, DispatchStats } from './stats';
+export { NoThreadLaneError, ThreadCrashLoopError, ThreadExitedError } from './threads/errors';
+export { type ThreadHandler, type ThreadHandlerOptions, threadHandler } from './threads/handler';
+export { TRANSFER, transfer } from './threads/protocol';
+export { ThreadExecutor, type ThreadExecutorOptions } from './threads/thread-executor';

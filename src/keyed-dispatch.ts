@@ -1,6 +1,8 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import { Dispatcher } from './dispatcher';
 import { type KeyedDispatchOptions, resolveDispatchOptions } from './options';
+import { ThreadDispatcher, threadHandlerOf } from './threads/thread-dispatcher';
+import { ThreadExecutor } from './threads/thread-executor';
 
 /**
  * Dispatches each message into a mailbox of its key: one message at a time per key, in receive order,
@@ -12,10 +14,20 @@ import { type KeyedDispatchOptions, resolveDispatchOptions } from './options';
  */
 export function keyedDispatch<T, K, R>(options: KeyedDispatchOptions<T, K, R>): OperatorFunction<T, R> {
   const resolved = resolveDispatchOptions(options);
+  const threadHandler = threadHandlerOf(resolved);
   return (source) =>
     new Observable<R>((subscriber) => {
-      const dispatcher = new Dispatcher<T, K, R>(resolved, subscriber);
+      const dispatcher =
+        threadHandler === undefined
+          ? new Dispatcher<T, K, R>(resolved, subscriber)
+          : new ThreadDispatcher<T, K, R>(
+              { ...resolved, executor: resolved.executor ?? ThreadExecutor.shared },
+              subscriber,
+              threadHandler,
+            );
+      // Registered before starting: a synchronous source can make a downstream `take` unsubscribe
+      // while `start` is still on the stack, and that must stop the dispatcher right there.
+      subscriber.add(() => dispatcher.teardown());
       dispatcher.start(source);
-      return () => dispatcher.teardown();
     });
 }

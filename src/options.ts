@@ -3,6 +3,8 @@ import type { HandlerContext } from './engine/mailbox';
 import type { KeyedExecutor } from './executor';
 import type { FailurePolicy } from './failure-policy';
 import type { DispatchStats } from './stats';
+import { isThreadHandler, type ThreadHandler } from './threads/handler';
+import type { ThreadExecutor } from './threads/thread-executor';
 
 /** Options of `keyedDispatch`. Invalid values throw a `TypeError` naming the option when the operator is created. */
 export interface KeyedDispatchOptions<T, K, R> {
@@ -15,10 +17,15 @@ export interface KeyedDispatchOptions<T, K, R> {
    * Handles one message. Returns any `ObservableInput` (Observable, Promise, array, iterable); its values
    * are emitted by the operator, and the key's next message starts only after it completes. A throw or
    * error errors the operator's output (after tearing everything down), unless `onFailure` handles it.
+   * On thread lanes, a `threadHandler(module, exportName)` instead: a function in a module the threads load.
    */
-  handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>;
-  /** The lanes to run on. Default: `KeyedExecutor.shared` (event-loop lanes, one per available processor). */
-  executor?: KeyedExecutor;
+  handle: ((message: T, context: HandlerContext<K>) => ObservableInput<R>) | ThreadHandler<T, R>;
+  /**
+   * The lanes to run on: a `KeyedExecutor` (event-loop lanes) for a function handler, a `ThreadExecutor`
+   * (worker threads) for a thread handler. Default: `KeyedExecutor.shared` or `ThreadExecutor.shared`,
+   * by the kind of `handle`; each has one lane per available processor.
+   */
+  executor?: KeyedExecutor | ThreadExecutor;
   /**
    * Unfinished messages (running or queued) this dispatcher holds before it stops asking its receiver
    * for more; more are requested in batches of `max(1, floor(maxInFlight / 16))`. Integer ≥ 1. Default 256.
@@ -46,7 +53,9 @@ export interface KeyedDispatchOptions<T, K, R> {
 export interface ResolvedDispatchOptions<T, K, R> {
   key: (message: T) => K;
   handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>;
-  executor: KeyedExecutor | undefined;
+  /** Set when `handle` is a thread handler (then `handle` is never called on this thread). */
+  threadHandler: ThreadHandler<unknown, unknown> | undefined;
+  executor: KeyedExecutor | ThreadExecutor | undefined;
   maxInFlight: number;
   batch: number;
   throughput: number;
@@ -67,16 +76,30 @@ export function resolveDispatchOptions<T, K, R>(
       `keyedDispatch: expected \`onOverflow\` to be 'buffer' or 'error', got ${describe(onOverflow)}`,
     );
   }
-  const handle = functionOption('keyedDispatch', 'handle', options.handle);
+  const threadHandler = isThreadHandler(options.handle) ? options.handle : undefined;
   const onFailure = options.onFailure;
-  if (onFailure !== undefined && typeof (onFailure as Partial<FailurePolicy<T, K>> | null)?.wrap !== 'function') {
+  if (
+    onFailure !== undefined &&
+    typeof (onFailure as Partial<FailurePolicy<T, K>> | null)?.wrap !== 'function'
+  ) {
     throw new TypeError(
       `keyedDispatch: expected \`onFailure\` to be a failure policy (from retryPolicy()), got ${describe(onFailure)}`,
     );
   }
+  if (onFailure !== undefined && threadHandler) {
+    throw new TypeError('keyedDispatch: `onFailure` is not supported with a thread handler yet; got both');
+  }
+  const handle = threadHandler
+    ? runsInThreads
+    : functionOption(
+        'keyedDispatch',
+        'handle',
+        options.handle as (message: T, context: HandlerContext<K>) => ObservableInput<R>,
+      );
   return {
     key: functionOption('keyedDispatch', 'key', options.key),
-    handle: onFailure === undefined ? handle : onFailure.wrap(handle),
+    handle: onFailure === undefined || threadHandler ? handle : onFailure.wrap(handle),
+    threadHandler,
     executor: options.executor,
     maxInFlight,
     batch: Math.max(1, Math.floor(maxInFlight / 16)),
@@ -86,8 +109,19 @@ export function resolveDispatchOptions<T, K, R>(
   };
 }
 
+/** The `handle` of a dispatch on thread lanes: the handler runs in the threads, never here. */
+function runsInThreads(): never {
+  throw new Error('keyedDispatch: a thread handler runs only in the threads of a ThreadExecutor');
+}
+
 /** Validates an optional integer option with a lower bound, naming the option, the value and its type. */
-export function integerOption(owner: string, name: string, value: unknown, fallback: number, min: number): number {
+export function integerOption(
+  owner: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new TypeError(`${owner}: expected \`${name}\` to be an integer >= ${min}, got ${describe(value)}`);

@@ -62,8 +62,8 @@ export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
         complete: () => subscriber.complete(),
         discard: () => [],
       });
+      subscriber.add(() => session.cancel());
       session.request(Number.POSITIVE_INFINITY);
-      return () => session.cancel();
     });
   }
 

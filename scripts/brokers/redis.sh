@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Local Redis for development and integration tests.
+#
+# Usage: scripts/brokers/redis.sh start|stop|status
+#
+# Installs redis-server via apt when it is missing, then runs one instance
+# bound to 127.0.0.1:6379 with persistence disabled. Runtime files (pid, log)
+# live in <repo>/.brokers/redis, which is git-ignored.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
+D="$ROOT/.brokers/redis"
+HOST=127.0.0.1
+PORT=6379
+START_TIMEOUT_S="${REDIS_START_TIMEOUT_S:-20}"
+STOP_TIMEOUT_S="${REDIS_STOP_TIMEOUT_S:-20}"
+# apt lists younger than this are considered fresh enough to skip 'apt-get update'.
+APT_FRESH_S="${APT_FRESH_S:-21600}"
+
+T0=$(date +%s%N)
+log() { echo "[redis] $*"; }
+elapsed() { echo "$(( ($(date +%s%N) - T0) / 1000000 ))ms"; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+APT_UPDATED=0
+apt_update() {
+  if [ "$APT_UPDATED" -eq 0 ]; then
+    log "apt-get update"
+    $SUDO apt-get update -qq
+    APT_UPDATED=1
+  fi
+}
+apt_lists_fresh() {
+  local newest
+  newest=$(find /var/lib/apt/lists -maxdepth 1 -type f -name '*_Packages*' -printf '%T@\n' 2>/dev/null | sort -n | tail -1)
+  [ -n "$newest" ] || return 1
+  [ $(( $(date +%s) - ${newest%.*} )) -lt "$APT_FRESH_S" ]
+}
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt_lists_fresh; then apt_update; fi
+  log "apt-get install $*"
+  if ! $SUDO apt-get install -y -qq --no-install-recommends "$@"; then
+    if [ "$APT_UPDATED" -eq 1 ]; then return 1; fi
+    log "install failed with existing apt lists; updating and retrying once"
+    apt_update
+    $SUDO apt-get install -y -qq --no-install-recommends "$@"
+  fi
+}
+
+ensure_installed() {
+  if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+    apt_install redis-server
+  fi
+}
+
+ping_ok() {
+  command -v redis-cli >/dev/null 2>&1 || return 1
+  [ "$(redis-cli -h "$HOST" -p "$PORT" ping 2>/dev/null || true)" = "PONG" ]
+}
+
+start() {
+  if ping_ok; then
+    log "already running on $HOST:$PORT ($(elapsed))"
+    return 0
+  fi
+  ensure_installed
+  mkdir -p "$D"
+  redis-server --daemonize yes --bind "$HOST" --port "$PORT" \
+    --save "" --appendonly no \
+    --dir "$D" --pidfile "$D/redis.pid" --logfile "$D/redis.log" 9>&-
+  local deadline=$(( $(date +%s) + START_TIMEOUT_S ))
+  until ping_ok; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "did not answer PING within ${START_TIMEOUT_S}s; last log lines:"
+      tail -n 20 "$D/redis.log" 2>/dev/null || true
+      exit 1
+    fi
+    sleep 0.1
+  done
+  log "started on $HOST:$PORT, $(redis-server --version | sed -n "s/.*v=\([^ ]*\).*/\1/p") ($(elapsed))"
+}
+
+stop() {
+  if ping_ok; then
+    redis-cli -h "$HOST" -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
+  elif [ -f "$D/redis.pid" ] && kill -0 "$(cat "$D/redis.pid")" 2>/dev/null; then
+    kill "$(cat "$D/redis.pid")" || true
+  else
+    rm -f "$D/redis.pid"
+    log "not running ($(elapsed))"
+    return 0
+  fi
+  local deadline=$(( $(date +%s) + STOP_TIMEOUT_S ))
+  while ping_ok || { [ -f "$D/redis.pid" ] && kill -0 "$(cat "$D/redis.pid")" 2>/dev/null; }; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "still running after ${STOP_TIMEOUT_S}s"
+      exit 1
+    fi
+    sleep 0.1
+  done
+  rm -f "$D/redis.pid"
+  log "stopped ($(elapsed))"
+}
+
+status() {
+  if ping_ok; then
+    log "running on $HOST:$PORT ($(elapsed))"
+  else
+    log "not running ($(elapsed))"
+    return 1
+  fi
+}
+
+# Serialise concurrent invocations (e.g. parallel test setup) on one lock file.
+mkdir -p "$D"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$D/.lock"
+  flock -w 60 9 || { log "could not take $D/.lock within 60s"; exit 1; }
+fi
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac

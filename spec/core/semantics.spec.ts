@@ -1,0 +1,244 @@
+import { DispatchStats, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
+import { firstValueFrom, from, Subject, tap, toArray } from 'rxjs';
+import { type Deferred, deferred, flushMicrotasks } from '../support/scripted-receiver';
+
+interface Msg {
+  key: string;
+  seq: number;
+}
+
+const byKey = (m: Msg) => m.key;
+
+describe('keyedDispatch semantics (event-loop lanes)', () => {
+  let executor: KeyedExecutor;
+  beforeEach(() => {
+    executor = new KeyedExecutor({ workers: 3 });
+  });
+  afterEach(() => executor.close());
+
+  it('handles the messages of a key one at a time, in receive order, across async handlers', async () => {
+    const started: string[] = [];
+    let running = 0;
+    let maxRunning = 0;
+    const messages = Array.from({ length: 30 }, (_, i) => ({ key: 'k', seq: i }));
+    const out = await firstValueFrom(
+      from(messages).pipe(
+        keyedDispatch({
+          executor,
+          key: byKey,
+          handle: async (m: Msg) => {
+            started.push(`${m.seq}`);
+            maxRunning = Math.max(maxRunning, ++running);
+            await flushMicrotasks();
+            running--;
+            return m.seq;
+          },
+        }),
+        toArray(),
+      ),
+    );
+    expect(out).toEqual(messages.map((m) => m.seq));
+    expect(maxRunning).toBe(1);
+  });
+
+  it('overlaps handlers of different keys', async () => {
+    const gates: Record<string, Deferred<void>> = { a: deferred(), b: deferred() };
+    const started: string[] = [];
+    const done = firstValueFrom(
+      from([
+        { key: 'a', seq: 1 },
+        { key: 'b', seq: 2 },
+      ]).pipe(
+        keyedDispatch({
+          executor,
+          key: byKey,
+          handle: async (m: Msg) => {
+            started.push(m.key);
+            await gates[m.key].promise;
+            return m.key;
+          },
+        }),
+        toArray(),
+      ),
+    );
+    await flushMicrotasks();
+    expect(started).toEqual(['a', 'b']);
+    gates.b.resolve();
+    gates.a.resolve();
+    expect(await done).toEqual(['b', 'a']);
+  });
+
+  it('keeps a mailbox only while its key has unfinished messages', async () => {
+    const stats = new DispatchStats();
+    const gate = deferred();
+    const source = new Subject<Msg>();
+    const out = source
+      .pipe(keyedDispatch({ executor, stats, key: byKey, handle: () => gate.promise }))
+      .subscribe();
+    for (let i = 0; i < 10; i++) source.next({ key: `k${i % 5}`, seq: i });
+    expect(stats.liveMailboxes).toBe(5);
+    expect(stats.backlogOf('k0')).toBe(2);
+    expect(executor.liveMailboxes).toBe(5);
+    gate.resolve();
+    await flushMicrotasks();
+    expect(stats.liveMailboxes).toBe(0);
+    expect(executor.liveMailboxes).toBe(0);
+    expect(stats.snapshot()).toMatchObject({ inFlight: 0, admitted: 10, settled: 10 });
+    out.unsubscribe();
+  });
+
+  it('pins a mailbox to one lane for its whole lifetime', async () => {
+    const lanes = new Map<string, Set<number>>();
+    const source = new Subject<Msg>();
+    const gates: Deferred<void>[] = [];
+    const sub = source
+      .pipe(
+        keyedDispatch({
+          executor,
+          key: byKey,
+          handle: (m: Msg, ctx) => {
+            lanes.set(m.key, (lanes.get(m.key) ?? new Set()).add(ctx.laneIndex));
+            const gate = deferred();
+            gates.push(gate);
+            return gate.promise;
+          },
+        }),
+      )
+      .subscribe();
+    for (let i = 0; i < 12; i++) source.next({ key: `k${i % 4}`, seq: i });
+    // Release handlers one by one: the mailboxes live on, their next messages start on the same lane.
+    while (gates.length > 0) {
+      gates.shift()?.resolve();
+      await flushMicrotasks();
+    }
+    expect(lanes.size).toBe(4);
+    for (const seen of lanes.values()) expect(seen.size).toBe(1);
+    sub.unsubscribe();
+  });
+
+  it('places new mailboxes on parked lanes first, then on the least loaded lane', () => {
+    const placed: Array<[string, number]> = [];
+    const never = new Promise<never>(() => {});
+    const sub = from(['a', 'b', 'c', 'd', 'e', 'f'].map((key, seq) => ({ key, seq })))
+      .pipe(
+        keyedDispatch({
+          executor,
+          key: byKey,
+          handle: (m: Msg, ctx) => {
+            placed.push([m.key, ctx.laneIndex]);
+            return never;
+          },
+        }),
+      )
+      .subscribe();
+    // All six arrive in one admission batch: three parked lanes, then one more each by least load.
+    expect(placed.sort()).toEqual([
+      ['a', 0],
+      ['b', 1],
+      ['c', 2],
+      ['d', 0],
+      ['e', 1],
+      ['f', 2],
+    ]);
+    sub.unsubscribe();
+  });
+
+  it('places a mailbox created during a turn on the running lane when nothing else is queued there', () => {
+    const source = new Subject<Msg>();
+    const lanes: Record<string, number> = {};
+    const sub = source
+      .pipe(
+        keyedDispatch({
+          executor,
+          key: byKey,
+          handle: (m: Msg, ctx) => {
+            lanes[m.key] = ctx.laneIndex;
+            if (m.key === 'parent') source.next({ key: 'child', seq: 2 });
+            return [m];
+          },
+        }),
+      )
+      .subscribe();
+    source.next({ key: 'other', seq: 0 });
+    source.next({ key: 'parent', seq: 1 });
+    expect(lanes.child).toBe(lanes.parent);
+    sub.unsubscribe();
+  });
+
+  it('gives a hot key at most `throughput` synchronous messages per turn before other mailboxes of its lane', async () => {
+    const single = new KeyedExecutor({ workers: 1 });
+    const messages = [
+      ...Array.from({ length: 10 }, (_, i) => ({ key: 'hot', seq: i })),
+      { key: 'cold', seq: 99 },
+    ];
+    const order = await firstValueFrom(
+      from(messages).pipe(
+        keyedDispatch({
+          executor: single,
+          throughput: 4,
+          key: byKey,
+          handle: (m: Msg) => [`${m.key}${m.seq}`],
+        }),
+        toArray(),
+      ),
+    );
+    expect(order).toEqual([
+      'hot0',
+      'hot1',
+      'hot2',
+      'hot3',
+      'cold99',
+      'hot4',
+      'hot5',
+      'hot6',
+      'hot7',
+      'hot8',
+      'hot9',
+    ]);
+    await single.close();
+  });
+
+  it('lets other keys of the same lane run while an async handler waits', async () => {
+    const single = new KeyedExecutor({ workers: 1 });
+    const gate = deferred<string>();
+    const source = new Subject<Msg>();
+    const seen: string[] = [];
+    const sub = source
+      .pipe(
+        keyedDispatch({
+          executor: single,
+          key: byKey,
+          handle: (m: Msg) => (m.key === 'slow' ? gate.promise : [`${m.key}${m.seq}`]),
+        }),
+      )
+      .subscribe((v) => seen.push(v));
+    source.next({ key: 'slow', seq: 0 });
+    for (let i = 1; i <= 3; i++) source.next({ key: 'fast', seq: i });
+    expect(seen).toEqual(['fast1', 'fast2', 'fast3']);
+    gate.resolve('slow0');
+    await flushMicrotasks();
+    expect(seen).toEqual(['fast1', 'fast2', 'fast3', 'slow0']);
+    sub.unsubscribe();
+    await single.close();
+  });
+
+  it("observes an async handler's continuation on its mailbox's lane", async () => {
+    const observed: Array<[number, number | undefined]> = [];
+    const values = await firstValueFrom(
+      from([0, 1, 2, 3, 4, 5].map((seq) => ({ key: `k${seq}`, seq }))).pipe(
+        keyedDispatch({
+          executor,
+          key: byKey,
+          handle: async (m: Msg, ctx) => {
+            await flushMicrotasks();
+            return { seq: m.seq, lane: ctx.laneIndex };
+          },
+        }),
+        tap((v) => observed.push([v.lane, executor.currentLane?.index])),
+        toArray(),
+      ),
+    );
+    expect(values).toHaveLength(6);
+    for (const [lane, current] of observed) expect(current).toBe(lane);
+  });
+});

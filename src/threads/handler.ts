@@ -1,0 +1,64 @@
+import { isAbsolute } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { TransferListItem } from 'node:worker_threads';
+import { describe, functionOption } from '../options';
+
+/** Options of `threadHandler`. */
+export interface ThreadHandlerOptions<T> {
+  /**
+   * Lists the buffers and ports of a message that should move to the thread instead of being copied
+   * (they become unusable on the main thread). Runs on the main thread once per message. Default: none.
+   */
+  transfer?: (message: T) => readonly TransferListItem[];
+}
+
+/**
+ * A handler that runs on thread lanes: the export `exportName` of the module at `moduleUrl`, loaded by
+ * every thread that gets a message for it. The function is called as `(message, context)` with a
+ * structured clone of the message and returns any `ObservableInput`; its values are cloned back and
+ * emitted by `keyedDispatch`. `R` is the type of those values (the module is not type-checked against it).
+ */
+export interface ThreadHandler<T, R> {
+  readonly kind: 'thread-handler';
+  /** `file:` URL (or any URL `import()` accepts) of the handler module. */
+  readonly moduleUrl: string;
+  readonly exportName: string;
+  readonly transfer: ((message: T) => readonly TransferListItem[]) | undefined;
+  /** Phantom fields that carry the message and value types; never set. */
+  readonly __types?: { message: T; value: R };
+}
+
+/**
+ * Names a handler module for thread lanes: `threadHandler(new URL('./price.js', import.meta.url), 'price')`
+ * or an absolute path. The module must be loadable by plain Node in a worker thread (built JS, not TS).
+ */
+export function threadHandler<T, R>(
+  module: URL | string,
+  exportName = 'default',
+  options: ThreadHandlerOptions<T> = {},
+): ThreadHandler<T, R> {
+  let moduleUrl: string;
+  if (module instanceof URL) moduleUrl = module.href;
+  else if (typeof module === 'string' && isAbsolute(module)) moduleUrl = pathToFileURL(module).href;
+  else if (typeof module === 'string' && /^[a-z][a-z0-9+.-]*:/i.test(module)) moduleUrl = module;
+  else {
+    throw new TypeError(
+      `threadHandler: expected \`module\` to be a URL or an absolute path, got ${describe(module)}; ` +
+        "a thread resolves nothing relative to the caller, use new URL('./handler.js', import.meta.url) or path.join(__dirname, ...)",
+    );
+  }
+  if (typeof exportName !== 'string' || exportName === '') {
+    throw new TypeError(
+      `threadHandler: expected \`exportName\` to be a non-empty string, got ${describe(exportName)}`,
+    );
+  }
+  const transfer =
+    options.transfer === undefined
+      ? undefined
+      : functionOption('threadHandler', 'transfer', options.transfer);
+  return { kind: 'thread-handler', moduleUrl, exportName, transfer };
+}
+
+export function isThreadHandler(value: unknown): value is ThreadHandler<unknown, unknown> {
+  return (value as Partial<ThreadHandler<unknown, unknown>> | null)?.kind === 'thread-handler';
+}

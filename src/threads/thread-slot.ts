@@ -1,0 +1,89 @@
+import type { TransferListItem, Worker } from 'node:worker_threads';
+import { FLUSH_AT } from './protocol';
+
+/**
+ * One thread lane as the main thread sees it: the worker now running it (replaced when it dies), the
+ * batch of operations waiting to be posted to it, and its load for placing new keys.
+ */
+export class ThreadSlot {
+  /** The live worker, or null before the first spawn, while down, and after stopping. */
+  worker: Worker | null = null;
+  /** Messages posted to this lane and not finished, over all dispatchers (its load; refs the worker while > 0). */
+  unfinished = 0;
+  /** Keys pinned to this lane now, over all dispatchers. */
+  pinned = 0;
+  /** Dispatchers (channels) the current worker has been told about. */
+  readonly opened = new Set<number>();
+  /** True while the lane is dead and waits for the respawn rate limit to allow a new thread. */
+  down = false;
+  /** Operations for the worker, posted as one batch (see protocol.ts). */
+  private ops: unknown[] = [];
+  private transfers: TransferListItem[] = [];
+  private flushQueued = false;
+
+  constructor(
+    /** Position of the lane in its executor, from 0. */
+    readonly index: number,
+    /** Called with a batch that could not be cloned, to post its operations one by one. */
+    private readonly onUncloneable: (slot: ThreadSlot, ops: unknown[]) => void,
+  ) {}
+
+  get parked(): boolean {
+    return this.unfinished === 0 && !this.down;
+  }
+
+  push(op: unknown, ...fields: unknown[]): void {
+    this.ops.push(op, ...fields);
+    this.scheduleFlush();
+  }
+
+  /** Appends a RUN operation (the hot path: no rest arguments). */
+  pushRun(op: unknown, channel: number, mailbox: number, id: number, key: unknown, message: unknown): void {
+    this.ops.push(op, channel, mailbox, id, key, message);
+    this.scheduleFlush();
+  }
+
+  addTransfers(list: readonly TransferListItem[]): void {
+    for (const item of list) this.transfers.push(item);
+  }
+
+  /** Counts one more unfinished message; the worker keeps the process alive while it holds any. */
+  hold(): void {
+    if (this.unfinished++ === 0) this.worker?.ref();
+  }
+
+  letGo(n = 1): void {
+    this.unfinished -= n;
+    if (this.unfinished === 0) this.worker?.unref();
+  }
+
+  /** Forgets operations not yet posted (their worker is gone; the executor re-posts what must run). */
+  dropPending(): void {
+    this.ops = [];
+    this.transfers = [];
+  }
+
+  private scheduleFlush(): void {
+    if (this.ops.length >= FLUSH_AT) this.flush();
+    else if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(() => this.flush());
+    }
+  }
+
+  flush(): void {
+    this.flushQueued = false;
+    if (this.ops.length === 0) return;
+    const ops = this.ops;
+    const transfers = this.transfers;
+    this.ops = [];
+    this.transfers = [];
+    const worker = this.worker;
+    if (worker === null) return;
+    try {
+      worker.postMessage(ops, transfers);
+    } catch {
+      this.onUncloneable(this, ops);
+    }
+  }
+}

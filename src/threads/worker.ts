@@ -1,0 +1,269 @@
+/**
+ * The entry of a thread lane. It runs the same engine as event-loop lanes (mailboxes with fair turns on
+ * a lane loop, async handlers releasing the lane), with one lane per thread; the main thread keeps the
+ * window, the key → thread pinning and the output. Imports only the engine, rxjs and the protocol.
+ */
+import { parentPort, type TransferListItem, workerData } from 'node:worker_threads';
+import type { ObservableInput } from 'rxjs';
+import { Lane } from '../engine/lane';
+import { threadLoop } from '../engine/lane-loop';
+import { type HandlerContext, Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
+import {
+  CLOSE_FIELDS,
+  FLUSH_AT,
+  OPEN_FIELDS,
+  RUN_FIELDS,
+  type ThreadInit,
+  ToMain,
+  ToThread,
+  transferListOf,
+} from './protocol';
+
+type HandlerFn = (message: unknown, context: HandlerContext<unknown>) => ObservableInput<unknown>;
+
+/** A message as it waits in a thread mailbox: the id the main thread settles it by, and the message. */
+interface Envelope {
+  readonly id: number;
+  readonly message: unknown;
+}
+
+class ThreadMailbox extends Mailbox<Envelope, unknown, unknown> {
+  /** The main thread's id of this mailbox (keys of any type map to it; a clone would lose identity). */
+  id = 0;
+}
+
+const port = parentPort!;
+const init = workerData as ThreadInit;
+/** The one lane of this thread: every mailbox placed here takes turns on it. */
+const lane = new Lane(init.index, threadLoop);
+
+/** Records for the main thread, posted together (see protocol.ts). */
+let outgoing: unknown[] = [];
+let outgoingTransfers: TransferListItem[] = [];
+let flushQueued = false;
+/** When the pending batch got its first record, and records added since its age was last checked. */
+let batchStarted = 0;
+let sendsSinceCheck = 0;
+/** How often (in records) and past what age a batch is posted before the drain that fills it ends. */
+const CHECK_EVERY = 8;
+const FLUSH_AFTER_MS = 0.5;
+
+function send(a: unknown, b: unknown, c?: unknown): void {
+  if (c === undefined) outgoing.push(a, b);
+  else outgoing.push(a, b, c);
+  if (outgoing.length >= FLUSH_AT) flush();
+  else if (!flushQueued) {
+    flushQueued = true;
+    batchStarted = performance.now();
+    queueMicrotask(flushAtEndOfTurn);
+  } else if (++sendsSinceCheck >= CHECK_EVERY) {
+    // A long synchronous drain (CPU-heavy handlers) would otherwise hold every completion until it
+    // ends, leaving the main thread unable to refill the window meanwhile: post what is done so far.
+    sendsSinceCheck = 0;
+    if (performance.now() - batchStarted >= FLUSH_AFTER_MS) flush();
+  }
+}
+
+function flushAtEndOfTurn(): void {
+  flushQueued = false;
+  flush();
+}
+
+function flush(): void {
+  if (outgoing.length === 0) return;
+  batchStarted = performance.now();
+  sendsSinceCheck = 0;
+  const batch = outgoing;
+  const transfers = outgoingTransfers;
+  outgoing = [];
+  outgoingTransfers = [];
+  try {
+    port.postMessage(batch, transfers);
+  } catch {
+    port.postMessage(cloneableRecords(batch), transfers);
+  }
+}
+
+/**
+ * A batch that failed to clone: each value or error that cannot be cloned is replaced by a failure of
+ * its message (a value) or a described error (an error), so one bad value fails one message only.
+ */
+function cloneableRecords(batch: unknown[]): unknown[] {
+  const out: unknown[] = [];
+  for (let i = 0; i < batch.length; ) {
+    const op = batch[i] as ToMain;
+    if (op === ToMain.Done) {
+      out.push(op, batch[i + 1]);
+      i += 2;
+      continue;
+    }
+    const value = batch[i + 2];
+    if (isCloneable(value)) out.push(op, batch[i + 1], value);
+    else if (op === ToMain.Fail)
+      out.push(op, batch[i + 1], new Error(`thread handler failed: ${String(value)}`));
+    else
+      out.push(
+        op,
+        batch[i + 1],
+        new TypeError(`thread handler emitted a value that cannot be cloned: ${String(value)}`),
+      );
+    i += 3;
+  }
+  return out;
+}
+
+function isCloneable(value: unknown): boolean {
+  try {
+    structuredClone(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One dispatcher as seen by this thread: owns its mailboxes here and reports their outcomes. */
+class Channel implements MailboxOwner<Envelope, unknown, unknown> {
+  closed = false;
+  readonly mailboxes = new Map<number, ThreadMailbox>();
+  /** RUN operations that arrived while the handler module loads, admitted in order once it has. */
+  private waiting: unknown[] | null = [];
+  private fn: HandlerFn | null = null;
+  private loadError: unknown = null;
+
+  constructor(
+    private readonly id: number,
+    readonly throughput: number,
+    moduleUrl: string,
+    exportName: string,
+  ) {
+    import(moduleUrl).then(
+      (module) => {
+        const fn = module[exportName] ?? (exportName === 'default' ? module : undefined);
+        if (typeof fn === 'function') this.fn = fn;
+        else
+          this.loadError = new TypeError(
+            `threadHandler: module ${moduleUrl} has no function export '${exportName}'`,
+          );
+        this.loaded();
+      },
+      (err) => {
+        this.loadError = err;
+        this.loaded();
+      },
+    );
+  }
+
+  private loaded(): void {
+    const waiting = this.waiting ?? [];
+    this.waiting = null;
+    threadLoop.hold();
+    try {
+      for (let i = 0; i < waiting.length; i += 4)
+        this.run(waiting[i], waiting[i + 1], waiting[i + 2], waiting[i + 3]);
+    } finally {
+      threadLoop.release();
+    }
+  }
+
+  run(mailboxId: unknown, messageId: unknown, key: unknown, message: unknown): void {
+    if (this.closed) return;
+    if (this.waiting !== null) {
+      this.waiting.push(mailboxId, messageId, key, message);
+      return;
+    }
+    if (this.loadError !== null) {
+      send(ToMain.Fail, messageId, this.loadError);
+      return;
+    }
+    let mailbox = this.mailboxes.get(mailboxId as number);
+    if (mailbox === undefined) {
+      mailbox = new ThreadMailbox().open(key, lane, this);
+      mailbox.id = mailboxId as number;
+      this.mailboxes.set(mailbox.id, mailbox);
+    }
+    mailbox.queue.push({ id: messageId as number, message });
+    if (mailbox.state === MailboxState.Idle) {
+      mailbox.state = MailboxState.Ready;
+      lane.enqueue(mailbox);
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.waiting = null;
+    for (const mailbox of this.mailboxes.values()) {
+      const inner = mailbox.inner;
+      mailbox.inner = null;
+      inner?.unsubscribe();
+    }
+    this.mailboxes.clear();
+  }
+
+  // MailboxOwner
+  handle(envelope: Envelope, context: HandlerContext<unknown>): ObservableInput<unknown> {
+    return (this.fn as HandlerFn)(envelope.message, context);
+  }
+
+  emit(value: unknown): void {
+    const list = transferListOf(value);
+    if (list !== undefined) for (const item of list) outgoingTransfers.push(item);
+    send(ToMain.Next, this.id, value);
+  }
+
+  settle(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope): void {
+    send(ToMain.Done, envelope.id);
+  }
+
+  fail(mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope, error: unknown): void {
+    send(ToMain.Fail, envelope.id, error);
+    // The main thread decides what a failure means for the dispatcher. Until it says (CLOSE), the
+    // mailbox goes on: after an asynchronous failure the engine leaves it waiting, so resume it here.
+    if (mailbox.state !== MailboxState.Waiting) return;
+    if (mailbox.queue.size > 0) {
+      mailbox.state = MailboxState.Ready;
+      lane.enqueue(mailbox);
+    } else {
+      mailbox.state = MailboxState.Idle;
+      this.retire(mailbox);
+    }
+  }
+
+  retire(mailbox: Mailbox<Envelope, unknown, unknown>): void {
+    this.mailboxes.delete((mailbox as ThreadMailbox).id);
+  }
+}
+
+const channels = new Map<number, Channel>();
+
+port.on('message', (batch: unknown[]) => {
+  threadLoop.hold();
+  try {
+    for (let i = 0; i < batch.length; ) {
+      const op = batch[i] as ToThread;
+      if (op === ToThread.Run) {
+        channels.get(batch[i + 1] as number)?.run(batch[i + 2], batch[i + 3], batch[i + 4], batch[i + 5]);
+        i += 1 + RUN_FIELDS;
+      } else if (op === ToThread.Open) {
+        const id = batch[i + 1] as number;
+        channels.set(
+          id,
+          new Channel(id, batch[i + 4] as number, batch[i + 2] as string, batch[i + 3] as string),
+        );
+        i += 1 + OPEN_FIELDS;
+      } else if (op === ToThread.Close) {
+        const id = batch[i + 1] as number;
+        channels.get(id)?.close();
+        channels.delete(id);
+        i += 1 + CLOSE_FIELDS;
+      } else {
+        // Unsubscribe every running handler (their teardown runs), then end the thread even if a
+        // handler left timers behind.
+        for (const channel of channels.values()) channel.close();
+        channels.clear();
+        process.exit(0);
+      }
+    }
+  } finally {
+    threadLoop.release();
+  }
+});
