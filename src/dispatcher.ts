@@ -2,6 +2,7 @@ import type { Observable, ObservableInput, Subscriber, Subscription } from 'rxjs
 import { threadLoop } from './engine/lane-loop';
 import { type HandlerContext, Mailbox, type MailboxOwner, MailboxState } from './engine/mailbox';
 import { type ExecutorClient, KeyedExecutor } from './executor';
+import { GaveUp } from './failure-policy';
 import { RingQueue } from './internal/ring-queue';
 import type { ResolvedDispatchOptions } from './options';
 import { describe } from './options';
@@ -185,16 +186,27 @@ export class Dispatcher<T, K, R>
     this.inFlight--;
     this.settled++;
     this.session?.settle(message, 'done');
-    if (this.overflow.size > 0) this.admit(this.overflow.shift() as T);
-    else this.requestMore();
-    this.completeIfDone();
+    this.leftWindow();
   }
 
   fail(_mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
     this.inFlight--;
     this.failed++;
+    if (error instanceof GaveUp) {
+      // The failure policy has dealt with it (retried, dead-lettered): settle as failed and go on.
+      this.session?.settle(message, 'failed', error.cause);
+      this.leftWindow();
+      return;
+    }
     this.session?.settle(message, 'failed', error);
     this.terminate(error);
+  }
+
+  /** A message left the window: admit the next overflowed one or ask for more, and complete if done. */
+  private leftWindow(): void {
+    if (this.overflow.size > 0) this.admit(this.overflow.shift() as T);
+    else this.requestMore();
+    this.completeIfDone();
   }
 
   retire(mailbox: Mailbox<T, K, R>): void {
@@ -252,6 +264,22 @@ export class Dispatcher<T, K, R>
     this.overflow.clear();
     this.inFlight = 0;
     this.options.stats?.detach(this);
+  }
+
+  /**
+   * Admitted messages not finished yet — running (or waiting out a retry), queued in a mailbox, or
+   * overflowed — so whoever stops this dispatcher can report what is left for redelivery.
+   */
+  unfinished(): T[] {
+    const messages: T[] = [];
+    for (const mailbox of this.mailboxes.values()) {
+      if (mailbox.state === MailboxState.Running || mailbox.state === MailboxState.Waiting) {
+        messages.push(mailbox.current as T);
+      }
+      for (const m of mailbox.queue.toArray()) messages.push(m);
+    }
+    for (const m of this.overflow.toArray()) messages.push(m);
+    return messages;
   }
 
   // DispatchCounters

@@ -2,6 +2,13 @@ export { WindowOverflowError } from './dispatcher';
 export { Lane } from './engine/lane';
 export type { HandlerContext } from './engine/mailbox';
 export { KeyedExecutor, KeyedExecutorClosedError, type KeyedExecutorOptions } from './executor';
+export {
+  type BackoffOptions,
+  type FailureContext,
+  type FailurePolicy,
+  type RetryPolicyOptions,
+  retryPolicy,
+} from './failure-policy';
 export { keyedDispatch } from './keyed-dispatch';
 export type { KeyedDispatchOptions } from './options';
 export {
@@ -18,6 +25,17 @@ export {
 export { fromAsyncIterable } from './receivers/from-async-iterable';
 export { fromIterable } from './receivers/from-iterable';
 export { LocalBus, LocalBusClosedError } from './receivers/local-bus';
+export {
+  type AnyRuntimeComponent,
+  type ComponentStopReport,
+  DispatchRuntime,
+  type DispatchRuntimeOptions,
+  DispatchRuntimeStoppedError,
+  dispatchComponent,
+  type GracefulStopOptions,
+  type RuntimeComponent,
+  type StopReport,
+} from './runtime';
 export { type DispatchSnapshot, DispatchStats } from './stats';
 export { NoThreadLaneError, ThreadCrashLoopError, ThreadExitedError } from './threads/errors';
 export { type ThreadHandler, type ThreadHandlerOptions, threadHandler } from './threads/handler';

@@ -1,6 +1,7 @@
 import type { ObservableInput } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
 import type { KeyedExecutor } from './executor';
+import type { FailurePolicy } from './failure-policy';
 import type { DispatchStats } from './stats';
 import { isThreadHandler, type ThreadHandler } from './threads/handler';
 import type { ThreadExecutor } from './threads/thread-executor';
@@ -15,7 +16,7 @@ export interface KeyedDispatchOptions<T, K, R> {
   /**
    * Handles one message. Returns any `ObservableInput` (Observable, Promise, array, iterable); its values
    * are emitted by the operator, and the key's next message starts only after it completes. A throw or
-   * error errors the operator's output (after tearing everything down).
+   * error errors the operator's output (after tearing everything down), unless `onFailure` handles it.
    * On thread lanes, a `threadHandler(module, exportName)` instead: a function in a module the threads load.
    */
   handle: ((message: T, context: HandlerContext<K>) => ObservableInput<R>) | ThreadHandler<T, R>;
@@ -41,6 +42,12 @@ export interface KeyedDispatchOptions<T, K, R> {
   onOverflow?: 'buffer' | 'error';
   /** Live counters of this dispatcher (in-flight, live mailboxes, settled, ...). Read them any time. */
   stats?: DispatchStats;
+  /**
+   * What to do when a handler fails, instead of erroring the output: `retryPolicy({ ... })` retries
+   * inside the key's mailbox with backoff, then dead-letters the message, settles it as failed and goes
+   * on. Default: none (a handler error errors the output).
+   */
+  onFailure?: FailurePolicy<T, K>;
 }
 
 export interface ResolvedDispatchOptions<T, K, R> {
@@ -70,15 +77,28 @@ export function resolveDispatchOptions<T, K, R>(
     );
   }
   const threadHandler = isThreadHandler(options.handle) ? options.handle : undefined;
+  const onFailure = options.onFailure;
+  if (
+    onFailure !== undefined &&
+    typeof (onFailure as Partial<FailurePolicy<T, K>> | null)?.wrap !== 'function'
+  ) {
+    throw new TypeError(
+      `keyedDispatch: expected \`onFailure\` to be a failure policy (from retryPolicy()), got ${describe(onFailure)}`,
+    );
+  }
+  if (onFailure !== undefined && threadHandler) {
+    throw new TypeError('keyedDispatch: `onFailure` is not supported with a thread handler yet; got both');
+  }
+  const handle = threadHandler
+    ? runsInThreads
+    : functionOption(
+        'keyedDispatch',
+        'handle',
+        options.handle as (message: T, context: HandlerContext<K>) => ObservableInput<R>,
+      );
   return {
     key: functionOption('keyedDispatch', 'key', options.key),
-    handle: threadHandler
-      ? runsInThreads
-      : functionOption(
-          'keyedDispatch',
-          'handle',
-          options.handle as (message: T, context: HandlerContext<K>) => ObservableInput<R>,
-        ),
+    handle: onFailure === undefined || threadHandler ? handle : onFailure.wrap(handle),
     threadHandler,
     executor: options.executor,
     maxInFlight,

@@ -82,18 +82,21 @@ export class LaneLoop {
       for (let lane = this.scheduled.shift(); lane !== undefined; lane = this.scheduled.shift()) {
         this.current = lane;
         lane.state = LaneState.Running;
-        const runnable = lane.ready.shift() as Runnable;
-        const started = timed ? performance.now() : 0;
-        try {
-          runnable.run();
-        } catch (err) {
-          // A runnable never throws for a handler's error (those go to the dispatcher); this is a bug in
-          // scheduled user work. Report it like RxJS does, off the stack, and keep the loop going.
-          setTimeout(() => {
-            throw err;
-          });
-        }
-        if (timed) this.reportIfLong(lane, performance.now() - started);
+        // One runnable per lane per step; while no other lane waits, the lane keeps the thread.
+        do {
+          const runnable = lane.ready.shift() as Runnable;
+          const started = timed ? performance.now() : 0;
+          try {
+            runnable.run();
+          } catch (err) {
+            // A runnable never throws for a handler's error (those go to the dispatcher); this is a bug
+            // in scheduled user work. Report it like RxJS does, off the stack, and keep the loop going.
+            setTimeout(() => {
+              throw err;
+            });
+          }
+          if (timed) this.reportIfLong(lane, performance.now() - started);
+        } while (lane.ready.size > 0 && this.scheduled.size === 0);
         if (lane.ready.size > 0) {
           lane.state = LaneState.Scheduled;
           this.scheduled.push(lane);

@@ -30,7 +30,7 @@ export interface MailboxOwner<T, K, R> {
   emit(value: R): void;
   /** The handler of `message` completed. */
   settle(mailbox: Mailbox<T, K, R>, message: T): void;
-  /** The handler of `message` threw or errored. */
+  /** The handler of `message` threw or errored: the owner tears down (closed) or settles it and goes on. */
   fail(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void;
   /** The mailbox ran dry: forget it (the mailbox must not be touched after this). */
   retire(mailbox: Mailbox<T, K, R>): void;
@@ -227,11 +227,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     const message = this.current as T;
     this.current = undefined;
     this.inner = null;
-    if (note === Note.Error) {
-      owner.fail(this, message, value);
-      return;
-    }
-    owner.settle(this, message);
+    // After a failure the owner has either torn down (closed) or settled it and goes on with the queue.
+    if (note === Note.Error) owner.fail(this, message, value);
+    else owner.settle(this, message);
     if (owner.closed) return;
     if (this.queue.size > 0) {
       this.state = MailboxState.Ready;

@@ -1,0 +1,411 @@
+import { asyncScheduler, Observable, type Observer, type SchedulerLike, type Subscription } from 'rxjs';
+import { Dispatcher } from '../dispatcher';
+import { threadLoop } from '../engine/lane-loop';
+import { KeyedExecutor } from '../executor';
+import { describe, integerOption, type KeyedDispatchOptions, resolveDispatchOptions } from '../options';
+import { Intake } from './intake';
+
+/** One dispatcher of a runtime: where its messages come from, how they are handled, where results go. */
+export interface RuntimeComponent<T, K, R> {
+  /** Names the component in reports and errors. */
+  name: string;
+  /** Its messages: a receiver (pulled, settled after handling) or any Observable. */
+  source: Observable<T>;
+  /** Its `keyedDispatch` options; the executor is the runtime's. */
+  dispatch: Omit<KeyedDispatchOptions<T, K, R>, 'executor'>;
+  /** Receives what its handlers emit, and its error if it fails. Default: values are dropped; an error is reported like an unhandled RxJS error. */
+  output?: Partial<Observer<R>>;
+}
+
+/** Declares a component with its types inferred (an array of components loses them). */
+export function dispatchComponent<T, K, R>(component: RuntimeComponent<T, K, R>): RuntimeComponent<T, K, R> {
+  return component;
+}
+
+/** A component of any message and result types (`never` included: a handler that emits nothing). */
+export type AnyRuntimeComponent = RuntimeComponent<any, any, any> | RuntimeComponent<any, any, never>;
+
+/** Options of `DispatchRuntime`. */
+export interface DispatchRuntimeOptions {
+  /** The dispatchers it runs, started together and stopped together. At least one. */
+  components: readonly AnyRuntimeComponent[];
+  /**
+   * The lanes every component runs on. The runtime owns it: it is closed once every component has
+   * stopped (unless it is `KeyedExecutor.shared`). Default: a new `KeyedExecutor()`.
+   */
+  executor?: KeyedExecutor;
+  /** Times the stop's deadline and quiet period. Default `asyncScheduler`. */
+  scheduler?: SchedulerLike;
+}
+
+/** Options of `stopGracefully`. */
+export interface GracefulStopOptions {
+  /** Deadline of the whole stop, in ms: what has not finished by then is cut and left for redelivery. Integer ≥ 0. Default 30,000. */
+  timeout?: number;
+  /**
+   * Intake stays open until no component has taken a message in for this long (ms, bounded by the
+   * deadline), so a cyclic pipeline (command → event → saga → command) can settle before intake closes.
+   * Integer ≥ 0. Default 0 (close intake at once).
+   */
+  quietPeriod?: number;
+  /**
+   * What is finished once intake is closed: `'all'` runs every admitted message, queued ones included;
+   * `'running'` finishes only the handlers already running and leaves queued messages for redelivery.
+   * Default `'all'`.
+   */
+  drain?: 'all' | 'running';
+}
+
+/** How one component ended, in a stop report. */
+export interface ComponentStopReport {
+  readonly name: string;
+  /**
+   * `drained`: everything it had admitted finished; `completed`: its source had ended before the stop;
+   * `errored`: it failed (see `error`); `cut`: the deadline or a forced stop cancelled what was left;
+   * `not-started`: the runtime was stopped before it started.
+   */
+  readonly state: 'drained' | 'completed' | 'errored' | 'cut' | 'not-started';
+  /** Messages whose handler completed (settled `done`) while stopping. */
+  readonly drained: number;
+  /** Messages settled `failed` while stopping (a failure policy gave up on them). */
+  readonly failed: number;
+  /**
+   * Messages it received and never settled — queued, running when cut, or delivered after intake
+   * closed. Nothing acknowledged them: a transport redelivers them.
+   */
+  readonly leftForRedelivery: readonly unknown[];
+  /** The component's error, when `state` is `errored`. */
+  readonly error?: unknown;
+  /** Errors its source raised while stopping (a throwing or failing cancellation, a late error). */
+  readonly sourceErrors: readonly unknown[];
+}
+
+/** What a stop did. */
+export interface StopReport {
+  /** `drained`: everything finished in time; `deadline`: the timeout cut some work; `forced`: `forceStop`. */
+  readonly outcome: 'drained' | 'deadline' | 'forced';
+  readonly components: readonly ComponentStopReport[];
+}
+
+/** Raised by `start()` on a runtime that has been stopped. */
+export class DispatchRuntimeStoppedError extends Error {
+  override name = 'DispatchRuntimeStoppedError';
+  constructor() {
+    super('DispatchRuntime: cannot start a runtime that has been stopped; create a new one');
+  }
+}
+
+type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
+
+/**
+ * Runs several dispatchers (commands, domain events, projections, sagas) on one executor, with one
+ * lifecycle: `start()` subscribes every dispatcher before any receiver is asked for a message (a
+ * readiness barrier, so a message published by one component is never missed by another that was
+ * not subscribed yet); `stopGracefully()` closes intake, lets admitted messages finish within a
+ * deadline, settles nothing that did not finish, then closes the executor; `forceStop()` cuts at once.
+ */
+export class DispatchRuntime {
+  readonly executor: KeyedExecutor;
+  private readonly components: RunningComponent<any, any, any>[];
+  private readonly scheduler: SchedulerLike;
+  private lifecycle: RuntimeState = 'new';
+  /** The stop under way or done: a second stop gets the same report. */
+  private stopping: Promise<StopReport> | null = null;
+  /** Ends a graceful stop's waits when `forceStop` takes over. */
+  private interrupt: (() => void) | null = null;
+
+  constructor(options: DispatchRuntimeOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`DispatchRuntime: expected an options object, got ${describe(options)}`);
+    }
+    const components = options.components;
+    if (!Array.isArray(components) || components.length === 0) {
+      throw new TypeError(
+        `DispatchRuntime: expected \`components\` to be a non-empty array, got ${describe(components)}`,
+      );
+    }
+    this.executor = options.executor ?? new KeyedExecutor();
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    const names = new Set<string>();
+    this.components = components.map((component, i) => {
+      const name = component?.name;
+      if (typeof name !== 'string' || name === '' || names.has(name)) {
+        throw new TypeError(
+          `DispatchRuntime: expected \`components[${i}].name\` to be a unique non-empty string, got ${describe(name)}`,
+        );
+      }
+      names.add(name);
+      return new RunningComponent(component as RuntimeComponent<any, any, any>, this.executor);
+    });
+  }
+
+  /** `new`, `running`, `stopping` or `stopped`. */
+  get state(): RuntimeState {
+    return this.lifecycle;
+  }
+
+  /**
+   * Subscribes every component, then opens their intake together. Calling it again while running does
+   * nothing; after a stop it throws `DispatchRuntimeStoppedError`.
+   */
+  start(): this {
+    if (this.lifecycle === 'running') return this;
+    if (this.lifecycle !== 'new') throw new DispatchRuntimeStoppedError();
+    this.lifecycle = 'running';
+    for (const component of this.components) component.subscribe();
+    // The barrier: every receiver is subscribed; now all are asked for messages, in one admission batch.
+    threadLoop.hold();
+    try {
+      for (const component of this.components) component.intake.open();
+    } finally {
+      threadLoop.release();
+    }
+    return this;
+  }
+
+  /**
+   * Stops intake (after the quiet period), lets admitted messages finish until the deadline, cuts what
+   * is left (never settled, so it is redelivered), waits for receivers' cancellation within the same
+   * deadline, then closes the executor. Resolves with what was drained and what was left. A second
+   * call returns the same promise; before `start()` it just closes the executor.
+   */
+  stopGracefully(options: GracefulStopOptions = {}): Promise<StopReport> {
+    if (this.stopping !== null) return this.stopping;
+    const timeout = integerOption('stopGracefully', 'timeout', options.timeout, 30_000, 0);
+    const quietPeriod = integerOption('stopGracefully', 'quietPeriod', options.quietPeriod, 0, 0);
+    const drain = options.drain ?? 'all';
+    if (drain !== 'all' && drain !== 'running') {
+      throw new TypeError(
+        `stopGracefully: expected \`drain\` to be 'all' or 'running', got ${describe(drain)}`,
+      );
+    }
+    if (this.lifecycle === 'new') return this.stopUnstarted();
+    this.lifecycle = 'stopping';
+    this.stopping = this.drainAndClose(timeout, quietPeriod, drain);
+    return this.stopping;
+  }
+
+  /**
+   * Stops now: every handler still running is cancelled and every unfinished message is left for
+   * redelivery; receivers are cancelled without waiting for them; the executor is closed. Bounded
+   * whatever handlers or receivers do. Takes over a graceful stop under way (which then resolves with
+   * this report).
+   */
+  forceStop(): Promise<StopReport> {
+    if (this.lifecycle === 'new') return this.stopUnstarted();
+    if (this.lifecycle === 'stopping' && this.interrupt !== null) {
+      this.interrupt();
+      return this.stopping as Promise<StopReport>;
+    }
+    if (this.stopping !== null) return this.stopping;
+    this.lifecycle = 'stopping';
+    for (const component of this.components) component.stopIntake('running');
+    this.stopping = this.close('forced');
+    return this.stopping;
+  }
+
+  private stopUnstarted(): Promise<StopReport> {
+    this.lifecycle = 'stopping';
+    for (const component of this.components) component.markNotStarted();
+    this.stopping = this.close('drained');
+    return this.stopping;
+  }
+
+  private async drainAndClose(
+    timeout: number,
+    quietPeriod: number,
+    drain: 'all' | 'running',
+  ): Promise<StopReport> {
+    const deadline = this.scheduler.now() + timeout;
+    let interrupted = false;
+    const interruption = new Promise<void>((resolve) => {
+      this.interrupt = () => {
+        interrupted = true;
+        resolve();
+      };
+    });
+    const until = (promise: Promise<unknown>) => this.within(deadline, Promise.race([promise, interruption]));
+
+    if (quietPeriod > 0) await this.quiet(quietPeriod, deadline, interruption, () => interrupted);
+    for (const component of this.components) component.stopIntake(drain);
+    const allEnded = this.components.every((c) => c.hasEnded);
+    const drained =
+      !interrupted && (allEnded || (await until(Promise.all(this.components.map((c) => c.ended)))));
+    if (!drained || interrupted) return this.close(interrupted ? 'forced' : 'deadline');
+    // Receivers that close asynchronously get what is left of the deadline; then the executor closes.
+    const closing = this.components.filter((c) => c.intake.cancellation !== null);
+    if (closing.length > 0 && !(await until(Promise.all(closing.map((c) => c.intake.cancellation))))) {
+      for (const c of closing) c.intake.noteUnfinishedCancellation();
+      return this.close(interrupted ? 'forced' : 'deadline');
+    }
+    return this.close(interrupted ? 'forced' : 'drained');
+  }
+
+  /** Waits until no component has taken a message in for `quietPeriod` ms, or the deadline. */
+  private async quiet(
+    quietPeriod: number,
+    deadline: number,
+    interruption: Promise<void>,
+    interrupted: () => boolean,
+  ): Promise<void> {
+    let seen = this.admitted();
+    for (;;) {
+      const wait = Math.min(quietPeriod, deadline - this.scheduler.now());
+      if (wait <= 0) return;
+      await Promise.race([this.sleep(wait).promise, interruption]);
+      if (interrupted()) return;
+      const now = this.admitted();
+      if (now === seen) return;
+      seen = now;
+    }
+  }
+
+  private admitted(): number {
+    let n = 0;
+    for (const component of this.components) n += component.admitted;
+    return n;
+  }
+
+  /** Resolves true when `promise` settles before the deadline, false at the deadline. */
+  private async within(deadline: number, promise: Promise<unknown>): Promise<boolean> {
+    const left = deadline - this.scheduler.now();
+    if (left <= 0) return false;
+    const timer = this.sleep(left);
+    try {
+      return await Promise.race([promise.then(() => true), timer.promise.then(() => false)]);
+    } finally {
+      timer.cancel();
+    }
+  }
+
+  private sleep(ms: number): { promise: Promise<void>; cancel: () => void } {
+    let subscription: Subscription | undefined;
+    const promise = new Promise<void>((resolve) => {
+      subscription = this.scheduler.schedule(() => resolve(), ms);
+    });
+    return { promise, cancel: () => subscription?.unsubscribe() };
+  }
+
+  /** Cuts what is still running, closes the executor and writes the report. */
+  private async close(outcome: StopReport['outcome']): Promise<StopReport> {
+    this.interrupt = null;
+    for (const component of this.components) component.cut();
+    if (this.executor !== KeyedExecutor.shared) await this.executor.close();
+    this.lifecycle = 'stopped';
+    return { outcome, components: this.components.map((c) => c.report()) };
+  }
+}
+
+/** A component inside a runtime: its intake, its dispatcher and the counters the stop report needs. */
+class RunningComponent<T, K, R> {
+  readonly intake: Intake<T>;
+  /** Resolves when its output has completed or errored. */
+  readonly ended: Promise<void>;
+  /** Its output has completed or errored (known without waiting for `ended`). */
+  hasEnded = false;
+  private markEnded!: () => void;
+  private readonly resolved;
+  private dispatcher: Dispatcher<T, K, R> | null = null;
+  private subscription: Subscription | null = null;
+  private state: ComponentStopReport['state'] | 'running' | 'new' = 'new';
+  private error: unknown = undefined;
+  /** Settled counts when the stop began, to report what settled while stopping. */
+  private settledAtStop = 0;
+  private failedAtStop = 0;
+  private readonly left: T[] = [];
+
+  constructor(
+    private readonly component: RuntimeComponent<T, K, R>,
+    executor: KeyedExecutor,
+  ) {
+    this.resolved = resolveDispatchOptions<T, K, R>({ ...component.dispatch, executor });
+    this.intake = new Intake(component.source);
+    this.ended = new Promise<void>((resolve) => {
+      this.markEnded = () => {
+        this.hasEnded = true;
+        resolve();
+      };
+    });
+  }
+
+  get admitted(): number {
+    return this.dispatcher?.snapshot().admitted ?? 0;
+  }
+
+  subscribe(): void {
+    this.state = 'running';
+    const output = this.component.output;
+    const dispatched = new Observable<R>((subscriber) => {
+      const dispatcher = new Dispatcher<T, K, R>(this.resolved, subscriber);
+      this.dispatcher = dispatcher;
+      dispatcher.start(this.intake.source);
+      return () => dispatcher.teardown();
+    });
+    this.subscription = dispatched.subscribe({
+      next: (value) => output?.next?.(value),
+      error: (err) => {
+        this.state = 'errored';
+        this.error = err;
+        this.markEnded();
+        if (output?.error) output.error(err);
+        else reportUnhandled(err);
+      },
+      complete: () => {
+        if (this.state === 'running') this.state = 'completed';
+        this.markEnded();
+        output?.complete?.();
+      },
+    });
+  }
+
+  /** Closes intake; with `'running'`, queued messages are taken out and left for redelivery. */
+  stopIntake(drain: 'all' | 'running'): void {
+    const snapshot = this.dispatcher?.snapshot();
+    this.settledAtStop = snapshot?.settled ?? 0;
+    this.failedAtStop = snapshot?.failed ?? 0;
+    if (this.state !== 'running') return;
+    this.state = 'drained';
+    const dispatcher = this.dispatcher as Dispatcher<T, K, R>;
+    if (drain === 'running') for (const m of dispatcher.discard(() => true)) this.left.push(m);
+    this.intake.stop();
+  }
+
+  /** Cancels what is still running: its messages are left for redelivery. */
+  cut(): void {
+    const dispatcher = this.dispatcher;
+    if (dispatcher !== null && !dispatcher.closed) {
+      for (const m of dispatcher.unfinished()) this.left.push(m);
+      this.state = 'cut';
+    }
+    try {
+      this.subscription?.unsubscribe();
+    } catch (err) {
+      // A handler's teardown threw; the dispatcher is torn down all the same.
+      this.intake.errors.push(err);
+    }
+  }
+
+  markNotStarted(): void {
+    this.state = 'not-started';
+  }
+
+  report(): ComponentStopReport {
+    const snapshot = this.dispatcher?.snapshot();
+    return {
+      name: this.component.name,
+      state: this.state as ComponentStopReport['state'],
+      drained: (snapshot?.settled ?? 0) - this.settledAtStop,
+      failed: (snapshot?.failed ?? 0) - this.failedAtStop,
+      leftForRedelivery: [...this.left, ...this.intake.late],
+      ...(this.state === 'errored' ? { error: this.error } : {}),
+      sourceErrors: [...this.intake.errors],
+    };
+  }
+}
+
+/** Like RxJS does for an error nobody handles: thrown off the stack, where the host reports it. */
+function reportUnhandled(err: unknown): void {
+  setTimeout(() => {
+    throw err;
+  });
+}

@@ -1,0 +1,11 @@
+export {
+  type AnyRuntimeComponent,
+  type ComponentStopReport,
+  DispatchRuntime,
+  type DispatchRuntimeOptions,
+  DispatchRuntimeStoppedError,
+  dispatchComponent,
+  type GracefulStopOptions,
+  type RuntimeComponent,
+  type StopReport,
+} from './dispatch-runtime';

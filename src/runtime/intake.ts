@@ -1,0 +1,168 @@
+import { Observable, type Subscriber, type Subscription } from 'rxjs';
+import {
+  isPullable,
+  openReceiver,
+  type Pullable,
+  Receiver,
+  type ReceiverSession,
+  type ReceiverSink,
+} from '../receiver';
+
+/**
+ * Stands between a component's source and its dispatcher, so the runtime controls intake:
+ * - the readiness barrier: demand the dispatcher asks for is held until `open()` (a plain source is
+ *   subscribed only then), so every receiver is subscribed before any of them delivers;
+ * - stopping: `stop()` cancels the source and tells the dispatcher it has ended, so it completes once
+ *   what it holds has finished; whatever the source still delivers is kept aside, never admitted.
+ */
+export class Intake<T> {
+  /** The source as the dispatcher sees it. */
+  readonly source: Observable<T>;
+  /** Delivered after intake stopped: never admitted, never settled, left for redelivery. */
+  readonly late: T[] = [];
+  /** What the source threw or errored with while stopping (its cancellation, a late error). */
+  readonly errors: unknown[] = [];
+  /** Settles once the source's cancellation has finished, if it returned a promise. */
+  cancellation: Promise<void> | null = null;
+  /** The cancellation's promise has settled. */
+  private cancellationSettled = false;
+  /** Demand asked for before the barrier opened. */
+  private heldDemand = 0;
+  private opened = false;
+  private stopped = false;
+  private cancelled = false;
+  /** The dispatcher, as the sink of a pullable source. */
+  private sink: ReceiverSink<T> | null = null;
+  /** The source's session, when it is pullable. */
+  private session: ReceiverSession<T> | null = null;
+  /** The dispatcher, as the subscriber of a plain source. */
+  private subscriber: Subscriber<T> | null = null;
+  /** A plain source's subscription, once the barrier opened. */
+  private upstream: Subscription | null = null;
+
+  constructor(private readonly upstreamSource: Observable<T>) {
+    this.source = isPullable<T>(upstreamSource)
+      ? new GatedReceiver(this, upstreamSource)
+      : new Observable<T>((subscriber) => {
+          this.subscriber = subscriber;
+          if (this.opened) this.subscribePlain();
+          return () => this.cancel();
+        });
+  }
+
+  /** @internal the dispatcher opened the pullable source. */
+  connect(sink: ReceiverSink<T>, upstream: Pullable<T>): ReceiverSession<T> {
+    this.sink = sink;
+    const intake = this;
+    this.session = upstream[openReceiver]({
+      next(message) {
+        if (intake.stopped) intake.late.push(message);
+        else sink.next(message);
+      },
+      error(err) {
+        if (intake.stopped) intake.errors.push(err);
+        else sink.error(err);
+      },
+      complete() {
+        if (!intake.stopped) sink.complete();
+      },
+      discard: (matches) => sink.discard(matches),
+    });
+    const session = this.session;
+    return {
+      request(n) {
+        if (intake.stopped) return;
+        if (intake.opened) session.request(n);
+        else intake.heldDemand += n;
+      },
+      settle: (message, outcome, error) => session.settle(message, outcome, error),
+      cancel: () => this.cancel(),
+    };
+  }
+
+  /** Opens the barrier: passes on the demand held so far, or subscribes the plain source. */
+  open(): void {
+    if (this.opened || this.stopped) return;
+    this.opened = true;
+    if (this.session !== null && this.heldDemand > 0) {
+      const n = this.heldDemand;
+      this.heldDemand = 0;
+      this.session.request(n);
+    }
+    if (this.subscriber !== null) this.subscribePlain();
+  }
+
+  /** Stops intake: cancels the source and ends the dispatcher's input, which completes once drained. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.cancel();
+    if (this.sink !== null) this.sink.complete();
+    else this.subscriber?.complete();
+  }
+
+  /** The stop's deadline passed while the source was still closing: reported, no longer awaited. */
+  noteUnfinishedCancellation(): void {
+    if (this.cancellation !== null && !this.cancellationSettled) {
+      this.errors.push(new Error('the source had not finished closing by the stop deadline'));
+    }
+  }
+
+  private subscribePlain(): void {
+    const subscriber = this.subscriber as Subscriber<T>;
+    this.upstream = this.upstreamSource.subscribe({
+      next: (message) => {
+        if (this.stopped) this.late.push(message);
+        else subscriber.next(message);
+      },
+      error: (err) => (this.stopped ? this.errors.push(err) : subscriber.error(err)),
+      complete: () => {
+        if (!this.stopped) subscriber.complete();
+      },
+    });
+  }
+
+  /** Cancels the source once; a throw is kept for the report instead of breaking the stop. */
+  private cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    try {
+      this.upstream?.unsubscribe();
+      // A transport may close asynchronously; a returned promise is awaited within the stop's deadline.
+      const result = (this.session?.cancel as (() => unknown) | undefined)?.call(this.session);
+      if (isPromiseLike(result)) {
+        this.cancellation = Promise.resolve(result).then(
+          () => {
+            this.cancellationSettled = true;
+          },
+          (err) => {
+            this.cancellationSettled = true;
+            this.errors.push(err);
+          },
+        );
+      }
+    } catch (err) {
+      this.errors.push(err);
+    }
+  }
+}
+
+/** A pullable source behind the intake's barrier. */
+class GatedReceiver<T> extends Receiver<T> {
+  constructor(
+    private readonly intake: Intake<T>,
+    private readonly upstream: Pullable<T>,
+  ) {
+    super();
+  }
+
+  [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
+    return this.intake.connect(sink, this.upstream);
+  }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function'
+  );
+}
