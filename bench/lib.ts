@@ -64,3 +64,33 @@ export function writeSection(name: string, markdown: string): void {
   text = i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length) : `${text.trimEnd()}\n\n${block}\n`;
   writeFileSync(FILE, text);
 }
+
+/**
+ * Bundles a bench entry (TypeScript) into plain JS once, so measured child processes run compiled code
+ * and start fast. Returns the path of the bundle.
+ */
+export function bundle(entry: string): string {
+  const { buildSync } = require('esbuild') as typeof import('esbuild');
+  const outfile = join(__dirname, '..', '.bench-out', `${entry.replace(/[^\w]+/g, '_')}.js`);
+  buildSync({
+    entryPoints: [join(__dirname, entry)],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile,
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+/** Runs a bundled bench child in a fresh process and returns the JSON it prints on its last line. */
+export function runChild<T>(file: string, args: string[]): T {
+  const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
+  const out = execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', file, ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = out.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1]) as T;
+}

@@ -1,0 +1,64 @@
+// One measured run of one contender in a fresh process: `core-child <contender> <keys>`.
+// Prints `{ "msgsPerSecond": n }` on its last line.
+import { concatMap, from, groupBy, mergeMap, type Observable, of } from 'rxjs';
+import { fromIterable, KeyedExecutor, keyedDispatch } from '../../src';
+import { handMailboxLoop } from '../baselines/hand-mailbox';
+import { collect } from '../lib';
+
+interface Message {
+  key: number;
+  seq: number;
+}
+type Handler = (m: Message) => Message[] | Observable<Message>;
+
+export const MESSAGES = 1_000_000;
+const keyOf = (m: Message) => m.key;
+const handlers: Record<string, Handler> = { array: (m) => [m], of: (m) => of(m) };
+
+function ours(input: Message[], handle: Handler, executor: KeyedExecutor): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let n = 0;
+    fromIterable(input)
+      .pipe(keyedDispatch({ key: keyOf, handle, executor }))
+      .subscribe({ next: () => n++, error: reject, complete: () => resolve(n) });
+  });
+}
+
+function groupByConcatMap(input: Message[], handle: Handler): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let n = 0;
+    from(input)
+      .pipe(
+        groupBy(keyOf),
+        mergeMap((g) => g.pipe(concatMap(handle))),
+      )
+      .subscribe({ next: () => n++, error: reject, complete: () => resolve(n) });
+  });
+}
+
+async function handLoop(input: Message[]): Promise<number> {
+  let n = 0;
+  handMailboxLoop(input[Symbol.iterator](), keyOf, () => n++);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const [contender, keysArg] = process.argv.slice(2);
+  const keys = Number(keysArg);
+  const input = new Array<Message>(MESSAGES);
+  for (let i = 0; i < MESSAGES; i++) input[i] = { key: i % keys, seq: i };
+  const executor = new KeyedExecutor();
+  const [kind, handlerName] = contender.split(':');
+  const handle = handlers[handlerName ?? 'array'];
+  const run = (data: Message[]) =>
+    kind === 'ours' ? ours(data, handle, executor) : kind === 'groupBy' ? groupByConcatMap(data, handle) : handLoop(data);
+  await run(input.slice(0, 200_000)); // warm-up
+  collect();
+  const started = performance.now();
+  const handled = await run(input);
+  const seconds = (performance.now() - started) / 1000;
+  if (handled !== MESSAGES) throw new Error(`${contender} handled ${handled} of ${MESSAGES}`);
+  console.log(JSON.stringify({ msgsPerSecond: MESSAGES / seconds }));
+}
+
+void main();
