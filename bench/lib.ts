@@ -58,10 +58,15 @@ export function writeSection(name: string, markdown: string): void {
   const begin = `<!-- bench:${name}:begin -->`;
   const end = `<!-- bench:${name}:end -->`;
   const block = `${begin}\n${markdown.trim()}\n${end}`;
-  let text = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '# Benchmarks\n\nRegenerate with `npm run bench` (all scenarios) or `npm run bench -- <scenario>`.\n';
+  let text = existsSync(FILE)
+    ? readFileSync(FILE, 'utf8')
+    : '# Benchmarks\n\nRegenerate with `npm run bench` (all scenarios) or `npm run bench -- <scenario>`.\n';
   const i = text.indexOf(begin);
   const j = text.indexOf(end);
-  text = i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length) : `${text.trimEnd()}\n\n${block}\n`;
+  text =
+    i >= 0 && j > i
+      ? text.slice(0, i) + block + text.slice(j + end.length)
+      : `${text.trimEnd()}\n\n${block}\n`;
   writeFileSync(FILE, text);
 }
 

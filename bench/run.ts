@@ -18,7 +18,10 @@ async function main(): Promise<void> {
     const scenario = (await load()).default;
     console.log(`\n## ${n}: ${scenario.title}\n(${machine()})\n`);
     const section = await scenario.run(args);
-    writeSection(n, `## ${n}: ${scenario.title}\n\nMachine: ${machine()}. Reproduce: \`npm run bench -- ${n}\`.\n\n${section}`);
+    writeSection(
+      n,
+      `## ${n}: ${scenario.title}\n\nMachine: ${machine()}. Reproduce: \`npm run bench -- ${n}\`.\n\n${section}`,
+    );
   }
 }
 

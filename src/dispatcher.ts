@@ -6,7 +6,7 @@ import { RingQueue } from './internal/ring-queue';
 import type { ResolvedDispatchOptions } from './options';
 import { describe } from './options';
 import { isPullable, openReceiver, type ReceiverSession, type ReceiverSink } from './receiver';
-import type { DispatchCounters, DispatchSnapshot } from './stats';
+import type { DispatchCounters, DispatchSnapshot, HandlerTimer } from './stats';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
 export class WindowOverflowError extends Error {
@@ -26,7 +26,9 @@ const POOL_LIMIT = 1024;
  * One subscription of `keyedDispatch`: admits messages within the window, routes each into its key's
  * mailbox, and turns handler outcomes into output, settlements and more demand.
  */
-export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<T>, ExecutorClient, DispatchCounters {
+export class Dispatcher<T, K, R>
+  implements MailboxOwner<T, K, R>, ReceiverSink<T>, ExecutorClient, DispatchCounters
+{
   readonly throughput: number;
   closed = false;
   /** Live mailboxes by key; a mailbox exists only while its key has unfinished messages. */
@@ -45,7 +47,11 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
   private readonly overflow = new RingQueue<T>();
   /** The source completed: the output completes once nothing is in flight. */
   private sourceDone = false;
-  private readonly executor: KeyedExecutor;
+  readonly executor: KeyedExecutor;
+  /** Times one handler in `timer.every` when metrics ask for it; null otherwise, so untimed runs pay one field check. */
+  private readonly timer: HandlerTimer | null;
+  /** Handlers left to start before the next timed one. */
+  private untilTimed: number;
   // Counters for stats; plain increments, read only on demand.
   private admitted = 0;
   private settled = 0;
@@ -58,6 +64,8 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
   ) {
     this.throughput = options.throughput;
     this.executor = options.executor ?? KeyedExecutor.shared;
+    this.timer = options.stats?.handlerTimer() ?? null;
+    this.untilTimed = this.timer?.every ?? 0;
   }
 
   start(source: Observable<T>): void {
@@ -124,7 +132,8 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
   private offer(message: T): void {
     if (this.closed) return;
     if (this.inFlight < this.options.maxInFlight && this.overflow.size === 0) this.admit(message);
-    else if (this.options.onOverflow === 'error') this.terminate(new WindowOverflowError(this.options.maxInFlight));
+    else if (this.options.onOverflow === 'error')
+      this.terminate(new WindowOverflowError(this.options.maxInFlight));
     else this.overflow.push(message);
   }
 
@@ -139,7 +148,9 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
       return;
     }
     if (key === undefined || key === null) {
-      const err = new TypeError(`keyedDispatch: \`key\` returned ${describe(key)} for a message; every message needs a key`);
+      const err = new TypeError(
+        `keyedDispatch: \`key\` returned ${describe(key)} for a message; every message needs a key`,
+      );
       this.session?.settle(message, 'failed', err);
       this.terminate(err);
       return;
@@ -162,6 +173,11 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
 
   // MailboxOwner: what mailboxes call back.
   handle(message: T, context: HandlerContext<K>): ObservableInput<R> {
+    if (this.timer !== null && --this.untilTimed === 0) {
+      this.untilTimed = this.timer.every;
+      // The context is the mailbox running the message; it carries the start time to its settlement.
+      (context as Mailbox<T, K, R>).startedAt = performance.now();
+    }
     return this.options.handle(message, context);
   }
 
@@ -169,7 +185,8 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
     this.subscriber.next(value);
   }
 
-  settle(_mailbox: Mailbox<T, K, R>, message: T): void {
+  settle(mailbox: Mailbox<T, K, R>, message: T): void {
+    if (mailbox.startedAt !== 0) this.recordDuration(mailbox);
     this.inFlight--;
     this.settled++;
     this.session?.settle(message, 'done');
@@ -178,11 +195,17 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
     this.completeIfDone();
   }
 
-  fail(_mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
+  fail(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
+    if (mailbox.startedAt !== 0) this.recordDuration(mailbox);
     this.inFlight--;
     this.failed++;
     this.session?.settle(message, 'failed', error);
     this.terminate(error);
+  }
+
+  private recordDuration(mailbox: Mailbox<T, K, R>): void {
+    this.timer?.record(performance.now() - mailbox.startedAt);
+    mailbox.startedAt = 0;
   }
 
   retire(mailbox: Mailbox<T, K, R>): void {
@@ -225,7 +248,6 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
   teardown(): void {
     if (this.closed) return;
     this.closed = true;
-    this.options.stats?.detach(this);
     this.executor.detach(this);
     const session = this.session;
     this.session = null;
@@ -238,6 +260,8 @@ export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<
       inner?.unsubscribe();
     }
     this.mailboxes.clear();
+    // After the mailboxes are gone, so the final values show none live (and the unfinished messages, if any).
+    this.options.stats?.detach(this);
     this.overflow.clear();
     this.inFlight = 0;
   }

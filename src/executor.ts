@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Lane } from './engine/lane';
-import { type LongTurnListener, threadLoop } from './engine/lane-loop';
+import { type BusyListener, type LongTurnListener, threadLoop } from './engine/lane-loop';
 import { integerOption } from './options';
 
 /** Options of `KeyedExecutor`. */
@@ -91,7 +91,10 @@ export class KeyedExecutor {
     let best = lanes[0];
     for (let i = 1; i < n; i++) {
       const lane = lanes[i];
-      if (lane.ready.size < best.ready.size || (lane.ready.size === best.ready.size && lane.pinned < best.pinned)) {
+      if (
+        lane.ready.size < best.ready.size ||
+        (lane.ready.size === best.ready.size && lane.pinned < best.pinned)
+      ) {
         best = lane;
       }
     }
@@ -121,12 +124,24 @@ export class KeyedExecutor {
   }
 
   /**
+   * @internal Estimates the time this executor's lanes spend running, for metrics: one run in `every` is
+   * timed and reported as `duration × every`. Returns the function that stops it.
+   */
+  onBusy(every: number, listener: (laneIndex: number, estimatedMs: number) => void): () => void {
+    const watch: BusyListener = (lane, estimatedMs) => {
+      if (lane instanceof Lane && this.lanes[lane.index] === lane) listener(lane.index, estimatedMs);
+    };
+    return threadLoop.watchBusy(every, watch);
+  }
+
+  /**
    * Closes the executor: dispatchers still running on it error with `KeyedExecutorClosedError` (their
    * unfinished messages are not settled), and no dispatcher can start on it afterwards. Stop your
    * dispatchers first to drain them. The shared executor cannot be closed.
    */
   async close(): Promise<void> {
-    if (this.isShared) throw new Error('KeyedExecutor.shared cannot be closed; it lives as long as the process');
+    if (this.isShared)
+      throw new Error('KeyedExecutor.shared cannot be closed; it lives as long as the process');
     if (this.isClosed) return;
     this.isClosed = true;
     const error = new KeyedExecutorClosedError();

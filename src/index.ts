@@ -1,8 +1,15 @@
 export { WindowOverflowError } from './dispatcher';
-export type { HandlerContext } from './engine/mailbox';
 export { Lane } from './engine/lane';
+export type { HandlerContext } from './engine/mailbox';
 export { KeyedExecutor, KeyedExecutorClosedError, type KeyedExecutorOptions } from './executor';
 export { keyedDispatch } from './keyed-dispatch';
+export {
+  DispatchMetrics,
+  type DispatchMetricsOptions,
+  type LaneMetrics,
+  type LatencySummary,
+  type MetricsSnapshot,
+} from './metrics';
 export type { KeyedDispatchOptions } from './options';
 export {
   isPullable,

@@ -51,7 +51,11 @@ async function main(): Promise<void> {
   const [kind, handlerName] = contender.split(':');
   const handle = handlers[handlerName ?? 'array'];
   const run = (data: Message[]) =>
-    kind === 'ours' ? ours(data, handle, executor) : kind === 'groupBy' ? groupByConcatMap(data, handle) : handLoop(data);
+    kind === 'ours'
+      ? ours(data, handle, executor)
+      : kind === 'groupBy'
+        ? groupByConcatMap(data, handle)
+        : handLoop(data);
   await run(input.slice(0, 200_000)); // warm-up
   collect();
   const started = performance.now();

@@ -31,9 +31,18 @@ const scenario: Scenario = {
         return [label, rate(med(id)), `${rate(lo)} – ${rate(hi)}`];
       });
       const ratios = [
-        ['keyedDispatch / groupBy+concatMap, handler [m]', `${(med('ours:array') / med('groupBy:array')).toFixed(1)}×`],
-        ['keyedDispatch / groupBy+concatMap, handler of(m)', `${(med('ours:of') / med('groupBy:of')).toFixed(1)}×`],
-        ['keyedDispatch [m] / hand-written loop', `${((med('ours:array') / med('hand')) * 100).toFixed(0)} %`],
+        [
+          'keyedDispatch / groupBy+concatMap, handler [m]',
+          `${(med('ours:array') / med('groupBy:array')).toFixed(1)}×`,
+        ],
+        [
+          'keyedDispatch / groupBy+concatMap, handler of(m)',
+          `${(med('ours:of') / med('groupBy:of')).toFixed(1)}×`,
+        ],
+        [
+          'keyedDispatch [m] / hand-written loop',
+          `${((med('ours:array') / med('hand')) * 100).toFixed(0)} %`,
+        ],
         ['keyedDispatch of(m) / hand-written loop', `${((med('ours:of') / med('hand')) * 100).toFixed(0)} %`],
       ];
       const text =

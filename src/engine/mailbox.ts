@@ -1,5 +1,11 @@
-import { from, type Observable, type ObservableInput, type SchedulerLike, type Subscription } from 'rxjs';
-import { isObservable } from 'rxjs';
+import {
+  from,
+  isObservable,
+  type Observable,
+  type ObservableInput,
+  type SchedulerLike,
+  type Subscription,
+} from 'rxjs';
 import { RingQueue } from '../internal/ring-queue';
 import type { Lane } from './lane';
 import type { Runnable } from './lane-loop';
@@ -30,7 +36,7 @@ export interface MailboxOwner<T, K, R> {
   retire(mailbox: Mailbox<T, K, R>): void;
 }
 
-export const enum MailboxState {
+export enum MailboxState {
   /** Empty and about to be retired, or fresh. */
   Idle = 0,
   /** In its lane's FIFO, waiting for a turn. */
@@ -41,13 +47,13 @@ export const enum MailboxState {
   Waiting = 3,
 }
 
-const enum Outcome {
+enum Outcome {
   Pending = 0,
   Done = 1,
   Failed = 2,
 }
 
-const enum Note {
+enum Note {
   Next = 0,
   NextThenComplete = 1,
   Complete = 2,
@@ -69,6 +75,8 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   current: T | undefined = undefined;
   /** The running handler's subscription while it is asynchronous, to cancel it on teardown. */
   inner: Subscription | null = null;
+  /** When the owner started timing the running handler (`performance.now()`), or 0 when it does not time it. */
+  startedAt = 0;
   /** Bumped for each message, so a late notification from an earlier handler is ignored. */
   private generation = 0;
   /** True while the handler's Observable is being subscribed (its synchronous part). */
@@ -99,6 +107,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     this.key = undefined as K;
     this.current = undefined;
     this.inner = null;
+    this.startedAt = 0;
     this.generation++;
   }
 
