@@ -92,6 +92,8 @@ export class DispatchMetrics extends DispatchStats {
   /** Dispatcher runs attached so far. */
   private run = 0;
   private readonly timer: HandlerTimer;
+  /** Receive each timed handler duration (exporters that keep their own histogram). */
+  private readonly durationListeners = new Set<(durationMs: number) => void>();
 
   constructor(
     options: DispatchMetricsOptions = {},
@@ -115,7 +117,14 @@ export class DispatchMetrics extends DispatchStats {
     }
     this.longTurnMs = longTurnMs;
     const latency = this.latency;
-    this.timer = { every: this.sampleEvery, record: (ms) => latency.record(ms) };
+    const listeners = this.durationListeners;
+    this.timer = {
+      every: this.sampleEvery,
+      record: (ms) => {
+        latency.record(ms);
+        for (const listener of listeners) listener(ms);
+      },
+    };
     this.start = this.baseline();
   }
 
@@ -160,6 +169,13 @@ export class DispatchMetrics extends DispatchStats {
       for (const stop of unwatch) stop();
     });
     this.endedAt = this.scheduler.now();
+  }
+
+  /** Calls `listener` with each timed handler duration in ms (one handler in `sampleEvery`). Returns the function that stops it. */
+  onHandlerDuration(listener: (durationMs: number) => void): () => void {
+    const own = (ms: number) => listener(ms);
+    this.durationListeners.add(own);
+    return () => this.durationListeners.delete(own);
   }
 
   /** The metrics now; rates and busy ratios cover the whole run (from the dispatcher's start to now or its end). */
