@@ -11,7 +11,12 @@ const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
 
 /** Why a scenario cannot run here (a broker it needs is down), or null when it can. Checked when running all. */
 const preconditions: Record<string, () => Promise<string | null>> = {
-  kafka: () => listening('127.0.0.1', 9092, 'no Kafka broker answers on 127.0.0.1:9092 (start one: scripts/brokers/kafka.sh)'),
+  kafka: () =>
+    listening(
+      '127.0.0.1',
+      9092,
+      'no Kafka broker answers on 127.0.0.1:9092 (start one: scripts/brokers/kafka.sh)',
+    ),
 };
 
 /** Resolves to null when something accepts a TCP connection on host:port within a second, else to `reason`. */
@@ -48,7 +53,10 @@ async function main(): Promise<void> {
     const scenario = (await load()).default;
     console.log(`\n## ${n}: ${scenario.title}\n(${machine()})\n`);
     const section = await scenario.run(all ? [] : args);
-    writeSection(n, `## ${n}: ${scenario.title}\n\nMachine: ${machine()}. Reproduce: \`npm run bench -- ${n}\`.\n\n${section}`);
+    writeSection(
+      n,
+      `## ${n}: ${scenario.title}\n\nMachine: ${machine()}. Reproduce: \`npm run bench -- ${n}\`.\n\n${section}`,
+    );
   }
 }
 

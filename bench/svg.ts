@@ -57,7 +57,9 @@ function frame(chart: Chart, top: number, step: number, body: string[]): string 
     `<text transform="translate(16 ${PAD.top + plotH / 2}) rotate(-90)" text-anchor="middle">${esc(chart.yLabel)}</text>`,
   );
   if (chart.xLabel) {
-    out.push(`<text x="${W - PAD.right}" y="${H - PAD.bottom + 32}" text-anchor="end">${esc(chart.xLabel)}</text>`);
+    out.push(
+      `<text x="${W - PAD.right}" y="${H - PAD.bottom + 32}" text-anchor="end">${esc(chart.xLabel)}</text>`,
+    );
   }
   out.push(...body);
   chart.series.forEach((s, i) => {
@@ -106,12 +108,18 @@ export function lineChart(chart: Chart): string {
   const labelEvery = Math.max(1, Math.ceil(n / 12));
   chart.categories.forEach((c, i) => {
     if (i % labelEvery === 0 || i === n - 1) {
-      body.push(`<text x="${xOf(i).toFixed(1)}" y="${PAD.top + plotH + 16}" text-anchor="middle">${esc(String(c))}</text>`);
+      body.push(
+        `<text x="${xOf(i).toFixed(1)}" y="${PAD.top + plotH + 16}" text-anchor="middle">${esc(String(c))}</text>`,
+      );
     }
   });
   chart.series.forEach((s, i) => {
-    const points = s.values.map((v, j) => `${xOf(j).toFixed(1)},${(PAD.top + plotH - (v / top) * plotH).toFixed(1)}`);
-    body.push(`<polyline fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="2" points="${points.join(' ')}"/>`);
+    const points = s.values.map(
+      (v, j) => `${xOf(j).toFixed(1)},${(PAD.top + plotH - (v / top) * plotH).toFixed(1)}`,
+    );
+    body.push(
+      `<polyline fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="2" points="${points.join(' ')}"/>`,
+    );
   });
   return frame(chart, top, step, body);
 }

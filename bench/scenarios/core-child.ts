@@ -78,10 +78,10 @@ async function main(): Promise<void> {
     kind === 'ours' && extra
       ? oursWithMetrics(data, handle, executor, metrics())
       : kind === 'ours'
-      ? ours(data, handle, executor)
-      : kind === 'groupBy'
-        ? groupByConcatMap(data, handle)
-        : handLoop(data);
+        ? ours(data, handle, executor)
+        : kind === 'groupBy'
+          ? groupByConcatMap(data, handle)
+          : handLoop(data);
   await run(input.slice(0, 200_000)); // warm-up
   collect();
   const started = performance.now();

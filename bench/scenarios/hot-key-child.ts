@@ -61,7 +61,11 @@ const contenders: Record<string, Contender> = {
   },
 };
 
-function runOnce(contender: Contender, total: number, hot: boolean): Promise<{ latencies: Float64Array; ms: number }> {
+function runOnce(
+  contender: Contender,
+  total: number,
+  hot: boolean,
+): Promise<{ latencies: Float64Array; ms: number }> {
   return new Promise((resolve) => {
     const latencies = new Float64Array(total);
     let cold = 0;
@@ -80,7 +84,8 @@ function runOnce(contender: Contender, total: number, hot: boolean): Promise<{ l
       },
       (m) => {
         if (m.key !== 0) latencies[cold++] = performance.now() - m.at;
-        if (++finished === total) resolve({ latencies: latencies.subarray(0, cold), ms: performance.now() - started });
+        if (++finished === total)
+          resolve({ latencies: latencies.subarray(0, cold), ms: performance.now() - started });
       },
     );
   });
@@ -93,13 +98,18 @@ function percentile(sorted: Float64Array, p: number): number {
 async function main(): Promise<void> {
   const [name, mode] = process.argv.slice(2);
   const contender = contenders[name];
-  if (!contender || (mode !== 'hot' && mode !== 'uniform')) throw new Error(`usage: hot-key-child <ours|groupBy|wow> <hot|uniform>`);
+  if (!contender || (mode !== 'hot' && mode !== 'uniform'))
+    throw new Error(`usage: hot-key-child <ours|groupBy|wow> <hot|uniform>`);
   await runOnce(contender, 100_000, mode === 'hot'); // warm-up
   collect();
   const { latencies, ms } = await runOnce(contender, MESSAGES, mode === 'hot');
   const sorted = latencies.sort();
   console.log(
-    JSON.stringify({ coldP50Ms: percentile(sorted, 50), coldP99Ms: percentile(sorted, 99), msgsPerSecond: MESSAGES / (ms / 1000) }),
+    JSON.stringify({
+      coldP50Ms: percentile(sorted, 50),
+      coldP99Ms: percentile(sorted, 99),
+      msgsPerSecond: MESSAGES / (ms / 1000),
+    }),
   );
   process.exit(0);
 }

@@ -79,8 +79,14 @@ const scenario: Scenario = {
       title: 'Cold-key latency, hot key vs none (median of runs)',
       categories: contenders.flatMap(([id]) => modes.map(([mode]) => `${id} ${mode}`)),
       series: [
-        { name: 'cold p50 (ms)', values: contenders.flatMap(([id]) => modes.map(([m]) => med(`${id}:${m}`, 'coldP50Ms'))) },
-        { name: 'cold p99 (ms)', values: contenders.flatMap(([id]) => modes.map(([m]) => med(`${id}:${m}`, 'coldP99Ms'))) },
+        {
+          name: 'cold p50 (ms)',
+          values: contenders.flatMap(([id]) => modes.map(([m]) => med(`${id}:${m}`, 'coldP50Ms'))),
+        },
+        {
+          name: 'cold p99 (ms)',
+          values: contenders.flatMap(([id]) => modes.map(([m]) => med(`${id}:${m}`, 'coldP99Ms'))),
+        },
       ],
       yLabel: 'milliseconds',
     });
