@@ -26,9 +26,7 @@ const POOL_LIMIT = 1024;
  * One subscription of `keyedDispatch`: admits messages within the window, routes each into its key's
  * mailbox, and turns handler outcomes into output, settlements and more demand.
  */
-export class Dispatcher<T, K, R>
-  implements MailboxOwner<T, K, R>, ReceiverSink<T>, ExecutorClient, DispatchCounters
-{
+export class Dispatcher<T, K, R> implements MailboxOwner<T, K, R>, ReceiverSink<T>, ExecutorClient, DispatchCounters {
   readonly throughput: number;
   closed = false;
   /** Live mailboxes by key; a mailbox exists only while its key has unfinished messages. */
@@ -132,8 +130,7 @@ export class Dispatcher<T, K, R>
   private offer(message: T): void {
     if (this.closed) return;
     if (this.inFlight < this.options.maxInFlight && this.overflow.size === 0) this.admit(message);
-    else if (this.options.onOverflow === 'error')
-      this.terminate(new WindowOverflowError(this.options.maxInFlight));
+    else if (this.options.onOverflow === 'error') this.terminate(new WindowOverflowError(this.options.maxInFlight));
     else this.overflow.push(message);
   }
 
@@ -148,9 +145,7 @@ export class Dispatcher<T, K, R>
       return;
     }
     if (key === undefined || key === null) {
-      const err = new TypeError(
-        `keyedDispatch: \`key\` returned ${describe(key)} for a message; every message needs a key`,
-      );
+      const err = new TypeError(`keyedDispatch: \`key\` returned ${describe(key)} for a message; every message needs a key`);
       this.session?.settle(message, 'failed', err);
       this.terminate(err);
       return;

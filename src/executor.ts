@@ -91,10 +91,7 @@ export class KeyedExecutor {
     let best = lanes[0];
     for (let i = 1; i < n; i++) {
       const lane = lanes[i];
-      if (
-        lane.ready.size < best.ready.size ||
-        (lane.ready.size === best.ready.size && lane.pinned < best.pinned)
-      ) {
+      if (lane.ready.size < best.ready.size || (lane.ready.size === best.ready.size && lane.pinned < best.pinned)) {
         best = lane;
       }
     }
@@ -140,8 +137,7 @@ export class KeyedExecutor {
    * dispatchers first to drain them. The shared executor cannot be closed.
    */
   async close(): Promise<void> {
-    if (this.isShared)
-      throw new Error('KeyedExecutor.shared cannot be closed; it lives as long as the process');
+    if (this.isShared) throw new Error('KeyedExecutor.shared cannot be closed; it lives as long as the process');
     if (this.isClosed) return;
     this.isClosed = true;
     const error = new KeyedExecutorClosedError();

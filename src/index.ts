@@ -1,6 +1,6 @@
 export { WindowOverflowError } from './dispatcher';
-export { Lane } from './engine/lane';
 export type { HandlerContext } from './engine/mailbox';
+export { Lane } from './engine/lane';
 export { KeyedExecutor, KeyedExecutorClosedError, type KeyedExecutorOptions } from './executor';
 export { keyedDispatch } from './keyed-dispatch';
 export {

@@ -73,13 +73,7 @@ export function resolveDispatchOptions<T, K, R>(
 }
 
 /** Validates an optional integer option with a lower bound, naming the option, the value and its type. */
-export function integerOption(
-  owner: string,
-  name: string,
-  value: unknown,
-  fallback: number,
-  min: number,
-): number {
+export function integerOption(owner: string, name: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new TypeError(`${owner}: expected \`${name}\` to be an integer >= ${min}, got ${describe(value)}`);

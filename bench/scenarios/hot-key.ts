@@ -22,7 +22,7 @@ const modes: Array<[string, string]> = [
 const ms = (v: number) => `${v.toFixed(2)} ms`;
 
 const scenario: Scenario = {
-  title: 'hot key: 1,000,000 messages over 1,000 keys, one key carrying 50 %; cold-key latency',
+  title: '1,000,000 messages over 1,000 keys, one key carrying 50 %; cold-key latency',
   async run(args) {
     const runs = Number(args[0] ?? RUNS);
     const child = bundle('scenarios/hot-key-child.ts');

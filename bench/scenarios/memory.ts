@@ -16,7 +16,7 @@ const contenders: Array<[string, string]> = [
 const mb = (v: number) => `${v.toFixed(1)} MB`;
 
 const scenario: Scenario = {
-  title: 'memory: 1,000,000 distinct keys, one message each; heap after drain vs before',
+  title: '1,000,000 distinct keys, one message each; heap after drain vs before',
   async run(args) {
     const runs = Number(args[0] ?? RUNS);
     const child = bundle('scenarios/memory-child.ts');

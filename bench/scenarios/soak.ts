@@ -10,7 +10,7 @@ interface Result {
 }
 
 const scenario: Scenario = {
-  title: 'soak: a bounded random workload for 3 minutes (argument: seconds); heap flat, order kept',
+  title: 'a bounded random workload for 3 minutes (argument: seconds); heap flat, order kept',
   async run(args) {
     const seconds = Number(args[0] ?? 180);
     const child = bundle('scenarios/soak-child.ts');

@@ -11,7 +11,7 @@ export interface LoopLane {
   state: LaneState;
 }
 
-export enum LaneState {
+export const enum LaneState {
   /** Nothing ready; not in the loop's run queue. */
   Parked = 0,
   /** Has ready work and waits in the loop's run queue. */

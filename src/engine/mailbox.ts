@@ -1,11 +1,5 @@
-import {
-  from,
-  isObservable,
-  type Observable,
-  type ObservableInput,
-  type SchedulerLike,
-  type Subscription,
-} from 'rxjs';
+import { from, type Observable, type ObservableInput, type SchedulerLike, type Subscription } from 'rxjs';
+import { isObservable } from 'rxjs';
 import { RingQueue } from '../internal/ring-queue';
 import type { Lane } from './lane';
 import type { Runnable } from './lane-loop';
@@ -36,7 +30,7 @@ export interface MailboxOwner<T, K, R> {
   retire(mailbox: Mailbox<T, K, R>): void;
 }
 
-export enum MailboxState {
+export const enum MailboxState {
   /** Empty and about to be retired, or fresh. */
   Idle = 0,
   /** In its lane's FIFO, waiting for a turn. */
@@ -47,13 +41,13 @@ export enum MailboxState {
   Waiting = 3,
 }
 
-enum Outcome {
+const enum Outcome {
   Pending = 0,
   Done = 1,
   Failed = 2,
 }
 
-enum Note {
+const enum Note {
   Next = 0,
   NextThenComplete = 1,
   Complete = 2,

@@ -1,10 +1,4 @@
-import {
-  openReceiver,
-  Receiver,
-  type ReceiverSession,
-  type ReceiverSink,
-  type SettledListener,
-} from '../receiver';
+import { openReceiver, Receiver, type ReceiverSession, type ReceiverSink, type SettledListener } from '../receiver';
 
 export interface AsyncIterableReceiverOptions<T> {
   /** Told each message's outcome once its handler has finished. */

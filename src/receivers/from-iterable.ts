@@ -1,10 +1,4 @@
-import {
-  openReceiver,
-  Receiver,
-  type ReceiverSession,
-  type ReceiverSink,
-  type SettledListener,
-} from '../receiver';
+import { openReceiver, Receiver, type ReceiverSession, type ReceiverSink, type SettledListener } from '../receiver';
 
 export interface IterableReceiverOptions<T> {
   /** Told each message's outcome once its handler has finished. */
@@ -15,10 +9,7 @@ export interface IterableReceiverOptions<T> {
  * A receiver over a synchronous iterable (an array, a generator): pulls exactly as many items as are
  * requested, so a generator of any length runs in bounded memory.
  */
-export function fromIterable<T>(
-  iterable: Iterable<T>,
-  options: IterableReceiverOptions<T> = {},
-): Receiver<T> {
+export function fromIterable<T>(iterable: Iterable<T>, options: IterableReceiverOptions<T> = {}): Receiver<T> {
   return new IterableReceiver(iterable, options.onSettled);
 }
 

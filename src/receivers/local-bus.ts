@@ -160,8 +160,7 @@ class BusConsumer<T> implements ReceiverSession<T> {
     this.cancelled = true;
     this.bus.leave(this);
     // Senders waiting on this receiver are released with an error: it will never admit their messages.
-    for (let p = this.queue.shift(); p !== undefined; p = this.queue.shift())
-      p.rejected(new LocalBusClosedError());
+    for (let p = this.queue.shift(); p !== undefined; p = this.queue.shift()) p.rejected(new LocalBusClosedError());
   }
 
   close(): void {
