@@ -45,6 +45,7 @@ function frame(chart: Chart, top: number, step: number, body: string[]): string 
   const plotH = H - PAD.top - PAD.bottom;
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<title>${esc(chart.title)}</title>`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${esc(chart.title)}</text>`,
   ];
