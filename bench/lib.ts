@@ -85,6 +85,8 @@ export function bundle(entry: string): string {
     target: 'node20',
     outfile,
     logLevel: 'warning',
+    // Children import bench/lib for small helpers; the bundler itself never runs in them.
+    external: ['esbuild'],
   });
   return outfile;
 }

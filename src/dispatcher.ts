@@ -7,7 +7,7 @@ import { RingQueue } from './internal/ring-queue';
 import type { ResolvedDispatchOptions } from './options';
 import { describe } from './options';
 import { isPullable, openReceiver, type ReceiverSession, type ReceiverSink } from './receiver';
-import type { DispatchCounters, DispatchSnapshot } from './stats';
+import type { DispatchCounters, DispatchSnapshot, HandlerTimer } from './stats';
 import type { ThreadExecutor } from './threads/thread-executor';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
@@ -50,7 +50,11 @@ export class Dispatcher<T, K, R>
   /** The source completed: the output completes once nothing is in flight. */
   private sourceDone = false;
   /** Where the mailboxes run: a `KeyedExecutor` here; a `ThreadDispatcher` runs them on a `ThreadExecutor`. */
-  protected readonly executor: KeyedExecutor | ThreadExecutor;
+  readonly executor: KeyedExecutor | ThreadExecutor;
+  /** Times one handler in `timer.every` when metrics ask for it; null otherwise, so untimed runs pay one field check. */
+  private readonly timer: HandlerTimer | null;
+  /** Handlers left to start before the next timed one. */
+  private untilTimed: number;
   // Counters for stats; plain increments, read only on demand.
   private admitted = 0;
   private settled = 0;
@@ -63,6 +67,8 @@ export class Dispatcher<T, K, R>
   ) {
     this.throughput = options.throughput;
     this.executor = options.executor ?? KeyedExecutor.shared;
+    this.timer = options.stats?.handlerTimer() ?? null;
+    this.untilTimed = this.timer?.every ?? 0;
   }
 
   start(source: Observable<T>): void {
@@ -175,6 +181,11 @@ export class Dispatcher<T, K, R>
 
   // MailboxOwner: what mailboxes call back.
   handle(message: T, context: HandlerContext<K>): ObservableInput<R> {
+    if (this.timer !== null && --this.untilTimed === 0) {
+      this.untilTimed = this.timer.every;
+      // The context is the mailbox running the message; it carries the start time to its settlement.
+      (context as Mailbox<T, K, R>).startedAt = performance.now();
+    }
     return this.options.handle(message, context);
   }
 
@@ -182,14 +193,26 @@ export class Dispatcher<T, K, R>
     this.subscriber.next(value);
   }
 
-  settle(_mailbox: Mailbox<T, K, R>, message: T): void {
+  settle(mailbox: Mailbox<T, K, R>, message: T): void {
+    if (mailbox.startedAt !== 0) this.recordDuration(mailbox);
+    this.messageDone(message);
+  }
+
+  fail(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
+    if (mailbox.startedAt !== 0) this.recordDuration(mailbox);
+    this.messageFailed(message, error);
+  }
+
+  /** `message`'s handler completed, wherever it ran. */
+  protected messageDone(message: T): void {
     this.inFlight--;
     this.settled++;
     this.session?.settle(message, 'done');
     this.leftWindow();
   }
 
-  fail(_mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
+  /** `message`'s handler failed, wherever it ran: the stream errors unless a failure policy gave up on it. */
+  protected messageFailed(message: T, error: unknown): void {
     this.inFlight--;
     this.failed++;
     if (error instanceof GaveUp) {
@@ -207,6 +230,11 @@ export class Dispatcher<T, K, R>
     if (this.overflow.size > 0) this.admit(this.overflow.shift() as T);
     else this.requestMore();
     this.completeIfDone();
+  }
+
+  private recordDuration(mailbox: Mailbox<T, K, R>): void {
+    this.timer?.record(performance.now() - mailbox.startedAt);
+    mailbox.startedAt = 0;
   }
 
   retire(mailbox: Mailbox<T, K, R>): void {
@@ -261,9 +289,10 @@ export class Dispatcher<T, K, R>
       inner?.unsubscribe();
     }
     this.mailboxes.clear();
+    // After the mailboxes are gone, so the final values show none live (and the unfinished messages, if any).
+    this.options.stats?.detach(this);
     this.overflow.clear();
     this.inFlight = 0;
-    this.options.stats?.detach(this);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Lane } from './engine/lane';
-import { type LongTurnListener, threadLoop } from './engine/lane-loop';
+import { type BusyListener, type LongTurnListener, threadLoop } from './engine/lane-loop';
 import { functionOption, integerOption } from './options';
 
 /** Options of `KeyedExecutor`. */
@@ -136,6 +136,17 @@ export class KeyedExecutor {
       if (lane instanceof Lane && this.lanes[lane.index] === lane) listener(lane.index, durationMs);
     };
     return threadLoop.watchLongTurns(thresholdMs, watch);
+  }
+
+  /**
+   * @internal Estimates the time this executor's lanes spend running, for metrics: one run in `every` is
+   * timed and reported as `duration × every`. Returns the function that stops it.
+   */
+  onBusy(every: number, listener: (laneIndex: number, estimatedMs: number) => void): () => void {
+    const watch: BusyListener = (lane, estimatedMs) => {
+      if (lane instanceof Lane && this.lanes[lane.index] === lane) listener(lane.index, estimatedMs);
+    };
+    return threadLoop.watchBusy(every, watch);
   }
 
   /**

@@ -10,6 +10,13 @@ export {
   retryPolicy,
 } from './failure-policy';
 export { keyedDispatch } from './keyed-dispatch';
+export {
+  DispatchMetrics,
+  type DispatchMetricsOptions,
+  type LaneMetrics,
+  type LatencySummary,
+  type MetricsSnapshot,
+} from './metrics';
 export type { KeyedDispatchOptions } from './options';
 export {
   isPullable,

@@ -1,3 +1,6 @@
+import type { KeyedExecutor } from './executor';
+import type { ThreadExecutor } from './threads/thread-executor';
+
 /** A dispatcher's counters at one moment. */
 export interface DispatchSnapshot {
   /** Admitted messages whose handler has not finished (running or queued). */
@@ -20,11 +23,19 @@ export interface DispatchSnapshot {
 
 /** What a running dispatcher offers its stats object. */
 export interface DispatchCounters {
+  /** The executor whose lanes the dispatcher runs on. */
+  readonly executor: KeyedExecutor | ThreadExecutor;
   snapshot(): DispatchSnapshot;
   /** Unfinished messages of `key` (0 when it has no mailbox). */
   backlogOf(key: unknown): number;
   /** The `n` keys with the most unfinished messages, largest first. */
   hotKeys(n: number): Array<{ key: unknown; backlog: number }>;
+}
+
+/** Receives handler durations from a dispatcher: one handler in `every` is timed (reading the clock is not free). */
+export interface HandlerTimer {
+  readonly every: number;
+  record(durationMs: number): void;
 }
 
 const none: DispatchSnapshot = {
@@ -44,9 +55,14 @@ const none: DispatchSnapshot = {
  */
 export class DispatchStats {
   /** The running dispatcher, or null before it starts and after it ends. */
-  private source: DispatchCounters | null = null;
+  protected source: DispatchCounters | null = null;
   /** The values at the end of the last subscription. */
   private final: DispatchSnapshot = none;
+
+  /** @internal the dispatcher's handler timer; plain stats time nothing. */
+  handlerTimer(): HandlerTimer | null {
+    return null;
+  }
 
   /** @internal called by the dispatcher when it starts. */
   attach(source: DispatchCounters): void {

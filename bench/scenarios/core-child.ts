@@ -1,7 +1,7 @@
 // One measured run of one contender in a fresh process: `core-child <contender> <keys>`.
 // Prints `{ "msgsPerSecond": n }` on its last line.
 import { concatMap, from, groupBy, mergeMap, type Observable, of } from 'rxjs';
-import { fromIterable, KeyedExecutor, keyedDispatch } from '../../src';
+import { DispatchMetrics, fromIterable, KeyedExecutor, keyedDispatch } from '../../src';
 import { handMailboxLoop } from '../baselines/hand-mailbox';
 import { collect } from '../lib';
 
@@ -21,6 +21,29 @@ function ours(input: Message[], handle: Handler, executor: KeyedExecutor): Promi
     fromIterable(input)
       .pipe(keyedDispatch({ key: keyOf, handle, executor }))
       .subscribe({ next: () => n++, error: reject, complete: () => resolve(n) });
+  });
+}
+
+/** keyedDispatch with `DispatchMetrics`, its snapshot stream watched as a dashboard would. */
+function oursWithMetrics(
+  input: Message[],
+  handle: Handler,
+  executor: KeyedExecutor,
+  metrics: DispatchMetrics,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let n = 0;
+    const watching = metrics.snapshots(100).subscribe();
+    fromIterable(input)
+      .pipe(keyedDispatch({ key: keyOf, handle, executor, stats: metrics }))
+      .subscribe({
+        next: () => n++,
+        error: reject,
+        complete: () => {
+          watching.unsubscribe();
+          resolve(n);
+        },
+      });
   });
 }
 
@@ -48,14 +71,17 @@ async function main(): Promise<void> {
   const input = new Array<Message>(MESSAGES);
   for (let i = 0; i < MESSAGES; i++) input[i] = { key: i % keys, seq: i };
   const executor = new KeyedExecutor();
-  const [kind, handlerName] = contender.split(':');
+  const [kind, handlerName, extra] = contender.split(':');
   const handle = handlers[handlerName ?? 'array'];
+  const metrics = () => new DispatchMetrics(extra === 'longturns' ? { longTurnMs: 50 } : {});
   const run = (data: Message[]) =>
-    kind === 'ours'
-      ? ours(data, handle, executor)
-      : kind === 'groupBy'
-        ? groupByConcatMap(data, handle)
-        : handLoop(data);
+    kind === 'ours' && extra
+      ? oursWithMetrics(data, handle, executor, metrics())
+      : kind === 'ours'
+        ? ours(data, handle, executor)
+        : kind === 'groupBy'
+          ? groupByConcatMap(data, handle)
+          : handLoop(data);
   await run(input.slice(0, 200_000)); // warm-up
   collect();
   const started = performance.now();

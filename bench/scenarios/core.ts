@@ -1,6 +1,8 @@
 import { bundle, median, minMax, rate, runChild, type Scenario, table } from '../lib';
+import { barChart, saveChart } from '../svg';
 
 const RUNS = 5;
+const KEYS = [1_000, 100_000];
 
 /** Contenders: id passed to the child, and the label in the table. */
 const contenders: Array<[string, string]> = [
@@ -8,6 +10,8 @@ const contenders: Array<[string, string]> = [
   ['ours:of', 'keyedDispatch, handler returns of(m)'],
   ['groupBy:array', 'groupBy + mergeMap(concatMap), handler returns [m]'],
   ['groupBy:of', 'groupBy + mergeMap(concatMap), handler returns of(m)'],
+  ['ours:array:metrics', 'keyedDispatch [m] with DispatchMetrics (default sampling)'],
+  ['ours:array:longturns', 'keyedDispatch [m] with DispatchMetrics + longTurnMs (times every run)'],
   ['hand', 'hand-written Map-of-queues loop (overhead floor)'],
 ];
 
@@ -17,7 +21,9 @@ const scenario: Scenario = {
     const runs = Number(args[0] ?? RUNS);
     const child = bundle('scenarios/core-child.ts');
     const sections: string[] = [];
-    for (const keys of [1_000, 100_000]) {
+    /** Median msgs/s per contender, per key count: the chart's bars. */
+    const medians: number[][] = [];
+    for (const keys of KEYS) {
       const results = new Map<string, number[]>(contenders.map(([id]) => [id, []]));
       // Alternating runs, each a fresh process (warm-up inside), so drift and JIT state hit all alike.
       for (let r = 0; r < runs; r++) {
@@ -44,6 +50,14 @@ const scenario: Scenario = {
           `${((med('ours:array') / med('hand')) * 100).toFixed(0)} %`,
         ],
         ['keyedDispatch of(m) / hand-written loop', `${((med('ours:of') / med('hand')) * 100).toFixed(0)} %`],
+        [
+          'slowdown with DispatchMetrics, [m] (target ≤ 5 %)',
+          `${((1 - med('ours:array:metrics') / med('ours:array')) * 100).toFixed(1)} %`,
+        ],
+        [
+          'slowdown with DispatchMetrics + longTurnMs, [m]',
+          `${((1 - med('ours:array:longturns') / med('ours:array')) * 100).toFixed(1)} %`,
+        ],
       ];
       const text =
         `### ${keys.toLocaleString('en-US')} keys\n\nMedian msgs/s over ${runs} alternating runs, each a fresh ` +
@@ -51,8 +65,15 @@ const scenario: Scenario = {
         table(['ratio of medians', 'value'], ratios);
       console.log(`${text}\n`);
       sections.push(text);
+      medians.push(contenders.map(([id]) => med(id)));
     }
-    return sections.join('\n\n');
+    const chart = barChart({
+      title: 'Throughput vs keys (1,000,000 messages, median)',
+      categories: KEYS.map((k) => `${k.toLocaleString('en-US')} keys`),
+      series: contenders.map(([id], i) => ({ name: id, values: medians.map((m) => m[i]) })),
+      yLabel: 'messages / s',
+    });
+    return `${saveChart('core-throughput', chart, 'throughput vs keys')}\n\n${sections.join('\n\n')}`;
   },
 };
 

@@ -34,7 +34,7 @@ export class ThreadDispatcher<T, K, R> extends Dispatcher<T, K, R> implements Th
     if (placement === undefined) {
       const slot = this.threads.pickThread();
       if (slot === null) {
-        this.fail(null!, message, new NoThreadLaneError());
+        this.messageFailed(message, new NoThreadLaneError());
         return;
       }
       slot.pinned++;
@@ -54,8 +54,8 @@ export class ThreadDispatcher<T, K, R> extends Dispatcher<T, K, R> implements Th
       placement.slot.pinned--;
     }
     // The engine's settle/fail take the mailbox for event-loop lanes; here it lives in the thread.
-    if (failed) this.fail(null!, posted.message as T, error);
-    else this.settle(null!, posted.message as T);
+    if (failed) this.messageFailed(posted.message as T, error);
+    else this.messageDone(posted.message as T);
   }
 
   override teardown(): void {

@@ -1,0 +1,295 @@
+import {
+  DispatchMetrics,
+  fromIterable,
+  KeyedExecutor,
+  keyedDispatch,
+  type MetricsSnapshot,
+} from 'keyed-dispatch';
+import { map, type Observable, Subject, take } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+
+interface Message {
+  key: string;
+  seq: number;
+}
+const messages = (keys: string): Message[] => [...keys].map((key, seq) => ({ key, seq }));
+
+/** Busy-runs the thread for `ms`: a handler that blocks its lane for a known minimum time. */
+function spin(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // blocking on purpose
+  }
+}
+
+/** A dispatch whose handlers wait on a Subject per message, completed by the test. */
+function gated(keys: string, metrics: DispatchMetrics, workers = 2) {
+  const gates = new Map<number, Subject<void>>();
+  const executor = new KeyedExecutor({ workers });
+  const done = new Subject<void>();
+  const subscription = fromIterable(messages(keys))
+    .pipe(
+      keyedDispatch({
+        executor,
+        stats: metrics,
+        key: (m: Message) => m.key,
+        handle: (m: Message) => {
+          const gate = new Subject<void>();
+          gates.set(m.seq, gate);
+          return gate as Observable<void>;
+        },
+      }),
+    )
+    .subscribe({ complete: () => done.next() });
+  const open = (seq: number) => {
+    const gate = gates.get(seq);
+    if (!gate) throw new Error(`handler of message ${seq} has not started`);
+    gate.complete();
+  };
+  return { open, subscription, executor, done };
+}
+
+describe('DispatchMetrics', () => {
+  it('counts admitted, settled and in-flight messages as handlers complete', () => {
+    const metrics = new DispatchMetrics();
+    const run = gated('aab', metrics);
+    expect(metrics.read()).toMatchObject({
+      admitted: 3,
+      settled: 0,
+      failed: 0,
+      inFlight: 3,
+      liveMailboxes: 2,
+    });
+    run.open(0);
+    run.open(2);
+    expect(metrics.read()).toMatchObject({
+      admitted: 3,
+      settled: 2,
+      inFlight: 1,
+      liveMailboxes: 1,
+      maxInFlight: 256,
+    });
+    run.open(1);
+    expect(metrics.read()).toMatchObject({ settled: 3, inFlight: 0, liveMailboxes: 0, maxInFlightSeen: 3 });
+  });
+
+  it('counts failed handlers', () => {
+    const metrics = new DispatchMetrics();
+    let error: unknown;
+    fromIterable(messages('ab'))
+      .pipe(
+        keyedDispatch({
+          stats: metrics,
+          key: (m: Message) => m.key,
+          handle: (m: Message) => {
+            if (m.key === 'b') throw new Error('boom');
+            return [m];
+          },
+        }),
+      )
+      .subscribe({ error: (e) => (error = e) });
+    expect(error).toEqual(new Error('boom'));
+    expect(metrics.read()).toMatchObject({ admitted: 2, settled: 1, failed: 1 });
+  });
+
+  it('lists the keys with the largest backlog first, up to `hotKeys`', () => {
+    const metrics = new DispatchMetrics({ hotKeys: 2 });
+    const run = gated('aaaaabbc', metrics);
+    expect(metrics.read().hotKeys).toEqual([
+      { key: 'a', backlog: 5 },
+      { key: 'b', backlog: 2 },
+    ]);
+    run.open(0);
+    run.open(1);
+    run.open(2);
+    run.open(3);
+    expect(metrics.read().hotKeys).toEqual([
+      { key: 'b', backlog: 2 },
+      { key: 'a', backlog: 1 },
+    ]);
+    run.subscription.unsubscribe();
+  });
+
+  it("reports each lane's ready-queue depth and pinned mailboxes", () => {
+    const metrics = new DispatchMetrics();
+    const executor = new KeyedExecutor({ workers: 1 });
+    let seen: MetricsSnapshot['lanes'] = [];
+    fromIterable(messages('abc'))
+      .pipe(
+        keyedDispatch({
+          executor,
+          stats: metrics,
+          key: (m: Message) => m.key,
+          handle: (m: Message) => {
+            // The whole batch is admitted before any turn runs: b and c wait behind a on the one lane.
+            if (m.key === 'a') seen = metrics.read().lanes;
+            return [m];
+          },
+        }),
+      )
+      .subscribe();
+    expect(seen).toEqual([expect.objectContaining({ index: 0, ready: 2, pinned: 3 })]);
+    expect(metrics.read().lanes).toEqual([expect.objectContaining({ index: 0, ready: 0, pinned: 0 })]);
+  });
+
+  it('times every handler from start to completion when sampleEvery is 1', () => {
+    const metrics = new DispatchMetrics({ sampleEvery: 1 });
+    fromIterable(messages('abcd'))
+      .pipe(
+        keyedDispatch({
+          stats: metrics,
+          key: (m: Message) => m.key,
+          handle: (m: Message) => {
+            spin(2);
+            return [m];
+          },
+        }),
+      )
+      .subscribe();
+    const { latency } = metrics.read();
+    expect(latency.count).toBe(4);
+    expect(latency.p50Ms).toBeGreaterThanOrEqual(2 * 0.968);
+    expect(latency.maxMs).toBeGreaterThanOrEqual(latency.p99Ms);
+  });
+
+  it('times one handler in `sampleEvery`', () => {
+    const metrics = new DispatchMetrics({ sampleEvery: 4 });
+    fromIterable(messages('abcdefghij'))
+      .pipe(keyedDispatch({ stats: metrics, key: (m: Message) => m.key, handle: (m: Message) => [m] }))
+      .subscribe();
+    expect(metrics.read().latency.count).toBe(2);
+  });
+
+  it('estimates the time each lane spends running', () => {
+    const metrics = new DispatchMetrics({ sampleEvery: 1 });
+    const executor = new KeyedExecutor({ workers: 2 });
+    fromIterable(messages('abcd'))
+      .pipe(
+        keyedDispatch({
+          executor,
+          stats: metrics,
+          key: (m: Message) => m.key,
+          handle: (m: Message) => {
+            spin(2);
+            return [m];
+          },
+        }),
+      )
+      .subscribe();
+    const lanes = metrics.read().lanes;
+    expect(lanes.map((l) => l.index)).toEqual([0, 1]);
+    expect(lanes[0].busyMs + lanes[1].busyMs).toBeGreaterThanOrEqual(8);
+    for (const lane of lanes) expect(lane.busyRatio).toBeLessThanOrEqual(1);
+  });
+
+  it('counts synchronous turns longer than `longTurnMs`', () => {
+    const metrics = new DispatchMetrics({ longTurnMs: 5 });
+    fromIterable(messages('abc'))
+      .pipe(
+        keyedDispatch({
+          stats: metrics,
+          key: (m: Message) => m.key,
+          handle: (m: Message) => {
+            if (m.key !== 'b') spin(6);
+            return [m];
+          },
+        }),
+      )
+      .subscribe();
+    const { longTurns } = metrics.read();
+    expect(longTurns.count).toBe(2);
+    expect(longTurns.maxMs).toBeGreaterThanOrEqual(6);
+  });
+
+  it('watches no lane once the dispatcher has ended and the work of that moment is done', async () => {
+    const metrics = new DispatchMetrics({ longTurnMs: 1 });
+    fromIterable(messages('a'))
+      .pipe(keyedDispatch({ stats: metrics, key: (m: Message) => m.key, handle: (m: Message) => [m] }))
+      .subscribe();
+    await Promise.resolve(); // the watches stop in a microtask queued when the dispatcher ended
+    fromIterable(messages('b'))
+      .pipe(
+        keyedDispatch({
+          key: (m: Message) => m.key,
+          handle: (m: Message) => {
+            spin(3);
+            return [m];
+          },
+        }),
+      )
+      .subscribe();
+    expect(metrics.read().longTurns.count).toBe(0);
+  });
+
+  it('emits a snapshot every period with rates and backlog over that period (virtual time)', () => {
+    const ts = new TestScheduler((a, b) => expect(a).toEqual(b));
+    ts.run(({ hot, cold, expectObservable }) => {
+      const metrics = new DispatchMetrics();
+      const executor = new KeyedExecutor({ workers: 2 });
+      // 4 messages of key a at 1 ms, each handled in 4 ms: settled at 5, 9, 13, 17 ms.
+      const source = hot<Message>('-(abcd)', {
+        a: { key: 'a', seq: 0 },
+        b: { key: 'a', seq: 1 },
+        c: { key: 'a', seq: 2 },
+        d: { key: 'a', seq: 3 },
+      });
+      source
+        .pipe(
+          keyedDispatch({
+            executor,
+            stats: metrics,
+            key: (m: Message) => m.key,
+            handle: () => cold('----|'),
+          }),
+        )
+        .subscribe();
+      const view = (s: MetricsSnapshot) => ({
+        time: s.time,
+        windowMs: s.windowMs,
+        settled: s.settled,
+        settledPerSecond: s.settledPerSecond,
+        inFlight: s.inFlight,
+        hotKeys: s.hotKeys,
+      });
+      expectObservable(metrics.snapshots(10).pipe(take(2), map(view))).toBe('10ms x 9ms (y|)', {
+        x: {
+          time: 10,
+          windowMs: 10,
+          settled: 2,
+          settledPerSecond: 200,
+          inFlight: 2,
+          hotKeys: [{ key: 'a', backlog: 2 }],
+        },
+        y: { time: 20, windowMs: 10, settled: 4, settledPerSecond: 200, inFlight: 0, hotKeys: [] },
+      });
+    });
+  });
+
+  it('keeps the final counters and the lanes after the dispatch completes', () => {
+    const metrics = new DispatchMetrics();
+    const executor = new KeyedExecutor({ workers: 3 });
+    fromIterable(messages('abcab'))
+      .pipe(
+        keyedDispatch({ executor, stats: metrics, key: (m: Message) => m.key, handle: (m: Message) => [m] }),
+      )
+      .subscribe();
+    const final = metrics.read();
+    expect(final).toMatchObject({ admitted: 5, settled: 5, inFlight: 0, hotKeys: [] });
+    expect(final.lanes).toHaveLength(3);
+  });
+
+  it('rejects invalid options, naming the option and the value', () => {
+    expect(() => new DispatchMetrics({ sampleEvery: 0 })).toThrow(
+      'DispatchMetrics: expected `sampleEvery` to be an integer >= 1, got 0 (number)',
+    );
+    expect(() => new DispatchMetrics({ hotKeys: 1.5 })).toThrow(
+      'DispatchMetrics: expected `hotKeys` to be an integer >= 0, got 1.5 (number)',
+    );
+    expect(() => new DispatchMetrics({ longTurnMs: -1 })).toThrow(
+      'DispatchMetrics: expected `longTurnMs` to be a number > 0, got -1 (number)',
+    );
+    expect(() => new DispatchMetrics().snapshots(0)).toThrow(
+      'DispatchMetrics.snapshots: expected `periodMs` to be an integer >= 1, got 0 (number)',
+    );
+  });
+});

@@ -1,0 +1,124 @@
+import type { Attributes } from '@opentelemetry/api';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  type MetricData,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import { DispatchMetrics, fromIterable, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
+import { exportToOpenTelemetry } from 'keyed-dispatch/otel';
+import { type Observable, Subject } from 'rxjs';
+
+interface Message {
+  key: string;
+  seq: number;
+}
+
+/** A real SDK pipeline: MeterProvider → periodic reader (flushed by hand) → in-memory exporter. */
+function sdk() {
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+  const provider = new MeterProvider({ readers: [reader] });
+  const collect = async (): Promise<MetricData[]> => {
+    exporter.reset();
+    await reader.forceFlush();
+    return exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
+  };
+  return { meter: provider.getMeter('spec'), collect, shutdown: () => provider.shutdown() };
+}
+
+const points = (data: MetricData[], name: string): Array<{ value: unknown; attributes: Attributes }> =>
+  (data.find((m) => m.descriptor.name === name)?.dataPoints ?? []).map((p) => ({
+    value: p.value,
+    attributes: p.attributes,
+  }));
+
+describe('exportToOpenTelemetry', () => {
+  it('publishes counters, gauges, hot-key backlogs and lane depths through a real MeterProvider', async () => {
+    const { meter, collect, shutdown } = sdk();
+    const metrics = new DispatchMetrics({ hotKeys: 1 });
+    const stop = exportToOpenTelemetry(metrics, meter, { attributes: { dispatcher: 'orders' } });
+    const gates: Subject<void>[] = [];
+    const executor = new KeyedExecutor({ workers: 2 });
+    const subscription = fromIterable<Message>([
+      { key: 'a', seq: 0 },
+      { key: 'a', seq: 1 },
+      { key: 'a', seq: 2 },
+      { key: 'b', seq: 3 },
+    ])
+      .pipe(
+        keyedDispatch({
+          executor,
+          stats: metrics,
+          key: (m: Message) => m.key,
+          handle: () => {
+            const gate = new Subject<void>();
+            gates.push(gate);
+            return gate as Observable<void>;
+          },
+        }),
+      )
+      .subscribe();
+    gates[1].complete(); // b's handler (a's first is gates[0])
+
+    const data = await collect();
+    const orders = { dispatcher: 'orders' };
+    expect(points(data, 'keyed_dispatch.in_flight')).toEqual([{ value: 3, attributes: orders }]);
+    expect(points(data, 'keyed_dispatch.window')).toEqual([{ value: 256, attributes: orders }]);
+    expect(points(data, 'keyed_dispatch.live_mailboxes')).toEqual([{ value: 1, attributes: orders }]);
+    expect(points(data, 'keyed_dispatch.messages.admitted')).toEqual([{ value: 4, attributes: orders }]);
+    expect(points(data, 'keyed_dispatch.messages.settled')).toEqual([{ value: 1, attributes: orders }]);
+    expect(points(data, 'keyed_dispatch.messages.failed')).toEqual([{ value: 0, attributes: orders }]);
+    expect(points(data, 'keyed_dispatch.key.backlog')).toEqual([
+      { value: 3, attributes: { ...orders, key: 'a' } },
+    ]);
+    expect(points(data, 'keyed_dispatch.lane.pinned').map((p) => p.attributes.lane)).toEqual([0, 1]);
+    expect(points(data, 'keyed_dispatch.lane.ready').every((p) => p.value === 0)).toBe(true);
+
+    subscription.unsubscribe();
+    stop();
+    await shutdown();
+  });
+
+  it('records timed handler durations into an OpenTelemetry histogram in seconds', async () => {
+    const { meter, collect, shutdown } = sdk();
+    const metrics = new DispatchMetrics({ sampleEvery: 2 });
+    const stop = exportToOpenTelemetry(metrics, meter);
+    fromIterable<Message>(Array.from({ length: 10 }, (_, seq) => ({ key: `k${seq % 3}`, seq })))
+      .pipe(keyedDispatch({ stats: metrics, key: (m: Message) => m.key, handle: (m: Message) => [m] }))
+      .subscribe();
+    const [point] = points(await collect(), 'keyed_dispatch.handler.duration');
+    const histogram = point.value as { count: number; sum: number };
+    expect(histogram.count).toBe(5);
+    expect(histogram.sum).toBeCloseTo((metrics.read().latency.meanMs * 5) / 1000, 9);
+    stop();
+    await shutdown();
+  });
+
+  it('stops publishing when its stop function is called', async () => {
+    const { meter, collect, shutdown } = sdk();
+    const metrics = new DispatchMetrics();
+    const stop = exportToOpenTelemetry(metrics, meter);
+    expect(points(await collect(), 'keyed_dispatch.in_flight')).toEqual([{ value: 0, attributes: {} }]);
+    stop();
+    const subscription = fromIterable<Message>([{ key: 'a', seq: 0 }])
+      .pipe(keyedDispatch({ stats: metrics, key: (m: Message) => m.key, handle: () => new Subject<void>() }))
+      .subscribe();
+    expect(metrics.read().inFlight).toBe(1);
+    const after = await collect();
+    expect(points(after, 'keyed_dispatch.in_flight')).not.toContainEqual({ value: 1, attributes: {} });
+    expect(points(after, 'keyed_dispatch.messages.admitted')).not.toContainEqual({
+      value: 1,
+      attributes: {},
+    });
+    subscription.unsubscribe();
+    await shutdown();
+  });
+
+  it('rejects something that is not a Meter, naming the option', () => {
+    expect(() => exportToOpenTelemetry(new DispatchMetrics(), null as never)).toThrow(
+      'exportToOpenTelemetry: expected `meter` to be an OpenTelemetry Meter, got null',
+    );
+  });
+});

@@ -1,0 +1,257 @@
+import { asyncScheduler, defer, interval, map, type Observable, type SchedulerLike } from 'rxjs';
+import { KeyedExecutor } from '../executor';
+import { describe, integerOption } from '../options';
+import { type DispatchCounters, type DispatchSnapshot, DispatchStats, type HandlerTimer } from '../stats';
+import { Histogram, type LatencySummary } from './histogram';
+
+/** Options of `DispatchMetrics`. */
+export interface DispatchMetricsOptions {
+  /** Keys listed in `hotKeys` of each snapshot (largest backlog first). Integer ≥ 0. Default 10. */
+  hotKeys?: number;
+  /**
+   * One handler in `sampleEvery` is timed for the latency histogram, and one lane run in `sampleEvery`
+   * for the busy ratio (its duration counts `sampleEvery` times). Reading the clock costs 50–150 ns, as
+   * much as dispatching a message, so timing every one would halve the throughput of fast handlers;
+   * 1 times everything (exact, for slow handlers or tests). Integer ≥ 1. Default 64.
+   */
+  sampleEvery?: number;
+  /**
+   * Counts synchronous lane runs (a turn, a continuation) longer than this many milliseconds: a handler
+   * blocking the event loop. Turning it on times every run (two clock reads each). Number > 0.
+   * Default: off.
+   */
+  longTurnMs?: number;
+}
+
+/** One lane of the dispatcher's executor. */
+export interface LaneMetrics {
+  readonly index: number;
+  /** Runnables (mailbox turns, continuations) waiting on the lane now: its queue depth. */
+  readonly ready: number;
+  /** Live mailboxes pinned to the lane, of every dispatcher sharing the executor. */
+  readonly pinned: number;
+  /** Estimated time the lane spent running since the dispatcher started, in ms (sampled, see `sampleEvery`). */
+  readonly busyMs: number;
+  /** Share of the window the lane spent running, 0–1 (an estimate, see `sampleEvery`). */
+  readonly busyRatio: number;
+}
+
+/** A dispatcher's metrics at one moment; rates, busy ratios and `windowLatency` cover the last `windowMs`. */
+export interface MetricsSnapshot extends DispatchSnapshot {
+  /** When it was taken, in the scheduler's milliseconds. */
+  readonly time: number;
+  /** The window the rates cover: since the previous snapshot of the stream, or since the dispatcher started. */
+  readonly windowMs: number;
+  readonly admittedPerSecond: number;
+  readonly settledPerSecond: number;
+  /** The keys with the most unfinished messages (running or queued), largest first. */
+  readonly hotKeys: ReadonlyArray<{ readonly key: unknown; readonly backlog: number }>;
+  readonly lanes: readonly LaneMetrics[];
+  /** Handler durations (start → completion) of the timed handlers since the dispatcher started. */
+  readonly latency: LatencySummary;
+  /** Handler durations of the timed handlers in the window. */
+  readonly windowLatency: LatencySummary;
+  /** Lane runs longer than `longTurnMs` since the dispatcher started (zeros when `longTurnMs` is off). */
+  readonly longTurns: { readonly count: number; readonly maxMs: number };
+}
+
+/** What a window starts from. */
+interface Baseline {
+  /** The dispatcher run it belongs to: a window never spans two runs. */
+  run: number;
+  time: number;
+  admitted: number;
+  settled: number;
+  latency: Histogram;
+  busyMs: number[];
+}
+
+/**
+ * `DispatchStats` plus what it takes to run a dispatcher in production: handler latency percentiles,
+ * per-key backlogs with the hot keys, lane queue depths and busy ratios, long synchronous turns. Pass it
+ * as the `stats` option, then read it (`read()`) or watch it (`snapshots(periodMs)`).
+ * Without it a dispatcher times nothing; with it, timing is sampled (see `sampleEvery`).
+ */
+export class DispatchMetrics extends DispatchStats {
+  readonly hotKeyCount: number;
+  readonly sampleEvery: number;
+  readonly longTurnMs: number | undefined;
+  /** Timed handler durations since the dispatcher started. */
+  private readonly latency = new Histogram();
+  /** Estimated busy milliseconds per lane index since the dispatcher started. */
+  private busyMs: number[] = [];
+  private longTurnCount = 0;
+  private longTurnMaxMs = 0;
+  /** The executor of the last dispatcher attached: its lanes stay readable after the dispatcher ends. */
+  private executor: KeyedExecutor | null = null;
+  /** The state when the dispatcher started, and when it ended (null while it runs). */
+  private start: Baseline;
+  private endedAt: number | null = null;
+  /** Stops the lane watches of the running dispatcher. */
+  private unwatch: Array<() => void> = [];
+  /** Dispatcher runs attached so far. */
+  private run = 0;
+  private readonly timer: HandlerTimer;
+  /** Receive each timed handler duration (exporters that keep their own histogram). */
+  private readonly durationListeners = new Set<(durationMs: number) => void>();
+
+  constructor(
+    options: DispatchMetricsOptions = {},
+    /** Clock of `time`, `windowMs` and rates. Default `asyncScheduler` (virtual inside `TestScheduler.run`). */
+    private readonly scheduler: SchedulerLike = asyncScheduler,
+  ) {
+    super();
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`DispatchMetrics: expected an options object, got ${describe(options)}`);
+    }
+    this.hotKeyCount = integerOption('DispatchMetrics', 'hotKeys', options.hotKeys, 10, 0);
+    this.sampleEvery = integerOption('DispatchMetrics', 'sampleEvery', options.sampleEvery, 64, 1);
+    const longTurnMs = options.longTurnMs;
+    if (
+      longTurnMs !== undefined &&
+      !(typeof longTurnMs === 'number' && longTurnMs > 0 && Number.isFinite(longTurnMs))
+    ) {
+      throw new TypeError(
+        `DispatchMetrics: expected \`longTurnMs\` to be a number > 0, got ${describe(longTurnMs)}`,
+      );
+    }
+    this.longTurnMs = longTurnMs;
+    const latency = this.latency;
+    const listeners = this.durationListeners;
+    this.timer = {
+      every: this.sampleEvery,
+      record: (ms) => {
+        latency.record(ms);
+        for (const listener of listeners) listener(ms);
+      },
+    };
+    this.start = this.baseline();
+  }
+
+  /** @internal */
+  override handlerTimer(): HandlerTimer {
+    return this.timer;
+  }
+
+  /** @internal */
+  override attach(source: DispatchCounters): void {
+    this.stopWatching();
+    super.attach(source);
+    this.latency.reset();
+    this.longTurnCount = 0;
+    this.longTurnMaxMs = 0;
+    this.run++;
+    // Lane figures come from event-loop lanes; thread lanes report dispatcher counters and latency only.
+    const executor = source.executor instanceof KeyedExecutor ? source.executor : null;
+    this.executor = executor;
+    this.busyMs = executor ? executor.lanes.map(() => 0) : [];
+    this.start = this.baseline();
+    this.endedAt = null;
+    if (executor === null) return;
+    const busy = this.busyMs;
+    this.unwatch.push(executor.onBusy(this.sampleEvery, (lane, ms) => (busy[lane] += ms)));
+    if (this.longTurnMs !== undefined) {
+      this.unwatch.push(
+        executor.onLongTurn(this.longTurnMs, (_lane, ms) => {
+          this.longTurnCount++;
+          if (ms > this.longTurnMaxMs) this.longTurnMaxMs = ms;
+        }),
+      );
+    }
+  }
+
+  /** @internal */
+  override detach(source: DispatchCounters): void {
+    if (this.source !== source) return;
+    super.detach(source);
+    // A dispatcher ends inside the lane run that settles its last message: stopping the watches now would
+    // miss that run's duration, so they stop once the current synchronous work is done.
+    const unwatch = this.unwatch;
+    this.unwatch = [];
+    queueMicrotask(() => {
+      for (const stop of unwatch) stop();
+    });
+    this.endedAt = this.scheduler.now();
+  }
+
+  /** Calls `listener` with each timed handler duration in ms (one handler in `sampleEvery`). Returns the function that stops it. */
+  onHandlerDuration(listener: (durationMs: number) => void): () => void {
+    const own = (ms: number) => listener(ms);
+    this.durationListeners.add(own);
+    return () => this.durationListeners.delete(own);
+  }
+
+  /** The metrics now; rates and busy ratios cover the whole run (from the dispatcher's start to now or its end). */
+  read(): MetricsSnapshot {
+    return this.measure(this.start, this.endedAt ?? this.scheduler.now());
+  }
+
+  /**
+   * A snapshot every `periodMs` (on `scheduler`, default the metrics' scheduler), each with rates, busy
+   * ratios and `windowLatency` over the period before it. Never completes; unsubscribe to stop.
+   */
+  snapshots(periodMs: number, scheduler: SchedulerLike = this.scheduler): Observable<MetricsSnapshot> {
+    integerOption('DispatchMetrics.snapshots', 'periodMs', periodMs, 0, 1);
+    return defer(() => {
+      let previous = this.baseline(scheduler.now());
+      return interval(periodMs, scheduler).pipe(
+        map(() => {
+          const snapshot = this.measure(previous, scheduler.now());
+          previous = this.baseline(snapshot.time);
+          return snapshot;
+        }),
+      );
+    });
+  }
+
+  private measure(since: Baseline, now: number): MetricsSnapshot {
+    const from = since.run === this.run ? since : this.start;
+    const counters = this.snapshot();
+    const windowMs = Math.max(0, now - from.time);
+    const perSecond = (n: number) => (windowMs > 0 ? (n * 1000) / windowMs : 0);
+    const lanes = (this.executor?.lanes ?? []).map((lane, i) => {
+      const busyMs = this.busyMs[i] ?? 0;
+      const ratio = windowMs > 0 ? (busyMs - (from.busyMs[i] ?? 0)) / windowMs : 0;
+      return {
+        index: lane.index,
+        ready: lane.ready.size,
+        pinned: lane.pinned,
+        busyMs,
+        busyRatio: clamp01(ratio),
+      };
+    });
+    return {
+      ...counters,
+      time: now,
+      windowMs,
+      admittedPerSecond: perSecond(counters.admitted - from.admitted),
+      settledPerSecond: perSecond(counters.settled - from.settled),
+      hotKeys: this.hotKeyCount > 0 ? this.hotKeys(this.hotKeyCount) : [],
+      lanes,
+      latency: this.latency.summary(),
+      windowLatency: this.latency.since(from.latency).summary(),
+      longTurns: { count: this.longTurnCount, maxMs: this.longTurnMaxMs },
+    };
+  }
+
+  private baseline(time = this.scheduler.now()): Baseline {
+    const counters = this.snapshot();
+    return {
+      run: this.run,
+      time,
+      admitted: counters.admitted,
+      settled: counters.settled,
+      latency: this.latency.copy(),
+      busyMs: [...this.busyMs],
+    };
+  }
+
+  private stopWatching(): void {
+    for (const stop of this.unwatch) stop();
+    this.unwatch = [];
+  }
+}
+
+function clamp01(x: number): number {
+  return Math.min(1, Math.max(0, x));
+}

@@ -1,0 +1,7 @@
+export {
+  DispatchMetrics,
+  type DispatchMetricsOptions,
+  type LaneMetrics,
+  type MetricsSnapshot,
+} from './dispatch-metrics';
+export { Histogram, type LatencySummary } from './histogram';
