@@ -2,7 +2,14 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig({
   // The thread-lane worker is its own entry: threads load dist/thread-worker.js, found next to index.
-  entry: { index: 'src/index.ts', 'thread-worker': 'src/threads/worker.ts' },
+  // Transport adapters are subpath entries (`keyed-dispatch/redis`, `keyed-dispatch/nats`); their
+  // clients are optional peers, never bundled.
+  entry: {
+    index: 'src/index.ts',
+    'thread-worker': 'src/threads/worker.ts',
+    'redis/index': 'src/redis/index.ts',
+    'nats/index': 'src/nats/index.ts',
+  },
   // Gives the ESM build a __dirname, by which the worker script is found.
   shims: true,
   format: ['cjs', 'esm'],
@@ -10,5 +17,5 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  external: ['rxjs'],
+  external: ['rxjs', 'ioredis', '@nats-io/transport-node', '@nats-io/jetstream'],
 });

@@ -142,6 +142,9 @@ interface StreamState {
   lastSeen: string;
 }
 
+/** The most entries one command reads or claims; a window without limit (`Infinity`) reads batches of this. */
+const MAX_READ = 10_000;
+
 type EntryReply = [id: string, fields: string[] | null];
 
 /** One subscription: a single read loop (so deliveries never exceed demand) plus acknowledgements. */
@@ -203,7 +206,7 @@ class RedisStreamsSession implements ReceiverSession<RedisStreamMessage> {
 
   /** What may be read now: the demand, less entries whose acknowledgement the server has not yet seen. */
   private free(): number {
-    return this.demand - this.acking;
+    return Math.min(this.demand - this.acking, MAX_READ);
   }
 
   async run(): Promise<void> {
