@@ -2,7 +2,7 @@ import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from '@
 import { connect } from '@nats-io/transport-node';
 import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromJetStream, type JetStreamMessage } from 'keyed-dispatch/nats';
-import type { Subscription } from 'rxjs';
+import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
 import { deferred } from '../support/scripted-receiver';
 
@@ -29,7 +29,10 @@ afterAll(async () => {
 });
 
 /** A stream with one durable pull consumer; returns the stream name and its subject prefix. */
-async function streamWithConsumer(name: string, ackWaitMs: number): Promise<{ stream: string; prefix: string }> {
+async function streamWithConsumer(
+  name: string,
+  ackWaitMs: number,
+): Promise<{ stream: string; prefix: string }> {
   const stream = `${RUN}_${name}`;
   const prefix = `${RUN}.${name}`;
   await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`] });
@@ -179,4 +182,48 @@ describe('fromJetStream', () => {
     expect(info.num_ack_pending).toBe(0);
     expect(info.num_pending).toBe(0);
   }, 30_000);
+  it.each([
+    ['nak', 'redelivers it at once', { seq: 1, data: 'boom', deliveryCount: 2 }],
+    ['term', 'never redelivers it', { seq: 2, data: 'after', deliveryCount: 1 }],
+  ] as const)(
+    "onFailed '%s': a message whose handler failed is settled as failed, and the server %s",
+    async (onFailed, _, next) => {
+      const { stream, prefix } = await streamWithConsumer(`failed_${onFailed}`, 30_000);
+      const js = jetstream(nc);
+      await js.publish(`${prefix}.k0`, 'boom');
+      await js.publish(`${prefix}.k0`, 'after');
+      const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+      const settled = deferred<string>();
+
+      const failing = fromJetStream({
+        consumer,
+        expiresMs: 1000,
+        onFailed,
+        onSettled: (m, outcome) => settled.resolve(`${text.decode(m.data)}:${outcome}`),
+      }).pipe(
+        keyedDispatch({
+          maxInFlight: 1,
+          key: (m) => m.subject,
+          handle: (m) => {
+            if (text.decode(m.data) === 'boom') throw new Error('boom');
+            return [];
+          },
+        }),
+      );
+      await expect(lastValueFrom(failing)).rejects.toThrow('boom');
+      // Told once the nak or term was sent.
+      expect(await settled.promise).toBe('boom:failed');
+      await nc.flush();
+
+      const after = fromJetStream({ consumer, expiresMs: 1000 }).pipe(
+        keyedDispatch({
+          maxInFlight: 1,
+          key: (m) => m.subject,
+          handle: (m) => [{ seq: m.seq, data: text.decode(m.data), deliveryCount: m.deliveryCount }],
+        }),
+      );
+      expect(await firstValueFrom(after)).toEqual(next);
+    },
+    30_000,
+  );
 });

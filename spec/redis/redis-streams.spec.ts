@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromRedisStreams, type RedisStreamMessage, StreamPartitions } from 'keyed-dispatch/redis';
-import type { Subscription } from 'rxjs';
+import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
 import { deferred } from '../support/scripted-receiver';
 
@@ -188,4 +188,60 @@ describe('fromRedisStreams', () => {
     expect([...deliveryCounts.values()].filter((n) => n === 1)).toHaveLength(100 - window);
     expect(await pendingByConsumer(streams)).toEqual(new Map());
   }, 30_000);
+  it.each([
+    [
+      'pending',
+      'leaves it pending, claimed and delivered again before its key goes on',
+      1,
+      { data: 'boom', deliveryCount: 2 },
+    ],
+    ['ack', 'acknowledges it', 0, { data: 'after', deliveryCount: 1 }],
+  ] as const)(
+    "onFailed '%s': a message whose handler failed is settled as failed, and the receiver %s",
+    async (onFailed, _, pendingAfter, next) => {
+      const partitions = new StreamPartitions(`${RUN}-failed-${onFailed}`, 1);
+      created.push(...partitions.names());
+      await partitions.publish(redis, 'k0', 'boom');
+      await partitions.publish(redis, 'k0', 'after');
+      const streams = partitions.names();
+      const settled = deferred<string>();
+      const options = {
+        redis,
+        streams,
+        group: GROUP,
+        consumer: 'c',
+        claimMinIdleMs: 100,
+        claimIntervalMs: 20,
+      };
+
+      const failing = fromRedisStreams({
+        ...options,
+        onFailed,
+        onSettled: (m, outcome) => settled.resolve(`${m.data}:${outcome}`),
+      }).pipe(
+        keyedDispatch({
+          maxInFlight: 1,
+          key: (m) => m.key,
+          handle: (m) => {
+            if (m.data === 'boom') throw new Error('boom');
+            return [];
+          },
+        }),
+      );
+      await expect(lastValueFrom(failing)).rejects.toThrow('boom');
+      // Told once the failure reached the server (for an acknowledgement: once Redis answered the XACK).
+      expect(await settled.promise).toBe('boom:failed');
+      expect((await pendingByConsumer(streams)).get('c') ?? 0).toBe(pendingAfter);
+
+      const after = fromRedisStreams(options).pipe(
+        keyedDispatch({
+          maxInFlight: 1,
+          key: (m) => m.key,
+          handle: (m) => [{ data: m.data, deliveryCount: m.deliveryCount }],
+        }),
+      );
+      expect(await firstValueFrom(after)).toEqual(next);
+    },
+    30_000,
+  );
 });
