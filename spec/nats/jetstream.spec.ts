@@ -1,0 +1,229 @@
+import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
+import { fromJetStream, type JetStreamMessage } from 'keyed-dispatch/nats';
+import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
+import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
+import { deferred } from '../support/scripted-receiver';
+
+/** Stream and subject names unique to this run, so reruns start clean. */
+const RUN = `kd_spec_${process.pid}_${Date.now()}`;
+const DURABLE = 'workers';
+const text = new TextDecoder();
+
+let nc: Awaited<ReturnType<typeof connect>>;
+let jsm: JetStreamManager;
+let consumerScript: string;
+const created: string[] = [];
+
+beforeAll(async () => {
+  startBroker('nats');
+  nc = await connect({ servers: '127.0.0.1:4222' });
+  jsm = await jetstreamManager(nc);
+  consumerScript = await buildFixture('nats-consumer');
+}, 60_000);
+
+afterAll(async () => {
+  for (const stream of created) await jsm.streams.delete(stream);
+  await nc.close();
+});
+
+/** A stream with one durable pull consumer; returns the stream name and its subject prefix. */
+async function streamWithConsumer(
+  name: string,
+  ackWaitMs: number,
+): Promise<{ stream: string; prefix: string }> {
+  const stream = `${RUN}_${name}`;
+  const prefix = `${RUN}.${name}`;
+  await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`] });
+  created.push(stream);
+  await jsm.consumers.add(stream, {
+    durable_name: DURABLE,
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: ackWaitMs * 1_000_000,
+    max_deliver: 5,
+  });
+  return { stream, prefix };
+}
+
+/** Publishes `perKey` messages to each of `keys` subjects, interleaved; the payload is the number within its key. */
+async function publish(prefix: string, keys: number, perKey: number): Promise<void> {
+  const js = jetstream(nc);
+  for (let n = 0; n < perKey; n++) {
+    const acks: Promise<unknown>[] = [];
+    for (let k = 0; k < keys; k++) acks.push(js.publish(`${prefix}.k${k}`, String(n)));
+    await Promise.all(acks);
+  }
+}
+
+/** Checks that each subject's messages arrive in publish order; counts every handled message. */
+class OrderCheck {
+  readonly handled = new Map<number, number>();
+  readonly outOfOrder: string[] = [];
+  private readonly last = new Map<string, number>();
+
+  see(m: JetStreamMessage): void {
+    const n = Number(text.decode(m.data));
+    const previous = this.last.get(m.subject) ?? -1;
+    if (n !== previous + 1) this.outOfOrder.push(`${m.subject}: ${n} after ${previous}`);
+    this.last.set(m.subject, n);
+    this.handled.set(m.seq, (this.handled.get(m.seq) ?? 0) + 1);
+  }
+}
+
+describe('fromJetStream', () => {
+  it('handles 10,000 messages over 500 subjects: each acknowledged once, in subject order, within the window', async () => {
+    const { stream } = await streamWithConsumer('bulk', 30_000).then(async (s) => {
+      await publish(s.prefix, 500, 20);
+      return s;
+    });
+    const window = 64;
+    const order = new OrderCheck();
+    const stats = new DispatchStats();
+    const done = deferred();
+    let started = 0;
+    let settled = 0;
+    let maxHeldAtHandler = 0;
+    let maxAckPendingOnServer = 0;
+    const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+    const sub: Subscription = fromJetStream({
+      consumer,
+      expiresMs: 1000,
+      onSettled: (_m, outcome) => {
+        expect(outcome).toBe('done');
+        if (++settled === 10_000) done.resolve();
+      },
+    })
+      .pipe(
+        keyedDispatch({
+          maxInFlight: window,
+          stats,
+          key: (m) => m.subject,
+          handle: async (m) => {
+            order.see(m);
+            started++;
+            // Delivered and not yet acknowledged, as seen here: this handler's message included.
+            maxHeldAtHandler = Math.max(maxHeldAtHandler, stats.snapshot().inFlight, started - settled);
+            if (started % 200 === 0) {
+              const info = await jsm.consumers.info(stream, DURABLE);
+              maxAckPendingOnServer = Math.max(maxAckPendingOnServer, info.num_ack_pending);
+            }
+            await new Promise((resolve) => setImmediate(resolve));
+          },
+        }),
+      )
+      .subscribe({ error: (err) => done.reject(err) });
+    await done.promise;
+    sub.unsubscribe();
+    await nc.flush();
+
+    expect(order.outOfOrder).toEqual([]);
+    expect(order.handled.size).toBe(10_000);
+    expect([...order.handled.values()].every((n) => n === 1)).toBe(true);
+    expect(maxHeldAtHandler).toBeLessThanOrEqual(window);
+    expect(maxAckPendingOnServer).toBeGreaterThan(0);
+    expect(maxAckPendingOnServer).toBeLessThanOrEqual(window);
+    const info = await jsm.consumers.info(stream, DURABLE);
+    // 10,000 deliveries in all, every one acknowledged: each message was delivered and acknowledged once.
+    expect(info.delivered.consumer_seq).toBe(10_000);
+    expect(info.ack_floor.consumer_seq).toBe(10_000);
+    expect(info.num_ack_pending).toBe(0);
+    expect(info.num_redelivered).toBe(0);
+    expect(info.num_pending).toBe(0);
+  }, 60_000);
+
+  it('redelivers the messages of a consumer killed before acknowledging to another, which acknowledges each once', async () => {
+    const { stream, prefix } = await streamWithConsumer('recovery', 1000);
+    await publish(prefix, 10, 10);
+    const window = 20;
+
+    const doomed = new ChildConsumer<{ subject: string; seq: number }>(consumerScript, {
+      stream,
+      consumer: DURABLE,
+      maxInFlight: window,
+    });
+    const held = await doomed.waitForLines(window);
+    await doomed.kill();
+    expect((await jsm.consumers.info(stream, DURABLE)).num_ack_pending).toBe(window);
+
+    const order = new OrderCheck();
+    const deliveryCounts = new Map<number, number>();
+    const done = deferred();
+    let settled = 0;
+    const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+    const sub = fromJetStream({
+      consumer,
+      expiresMs: 1000,
+      onSettled: () => {
+        if (++settled === 100) done.resolve();
+      },
+    })
+      .pipe(
+        keyedDispatch({
+          maxInFlight: 8,
+          key: (m) => m.subject,
+          handle: (m) => {
+            order.see(m);
+            deliveryCounts.set(m.seq, m.deliveryCount);
+            return [];
+          },
+        }),
+      )
+      .subscribe({ error: (err) => done.reject(err) });
+    await done.promise;
+    sub.unsubscribe();
+    await nc.flush();
+
+    expect(order.handled.size).toBe(100);
+    expect([...order.handled.values()].every((n) => n === 1)).toBe(true);
+    for (const { seq } of held) expect(deliveryCounts.get(seq)).toBe(2);
+    expect([...deliveryCounts.values()].filter((n) => n === 1)).toHaveLength(100 - window);
+    const info = await jsm.consumers.info(stream, DURABLE);
+    expect(info.num_ack_pending).toBe(0);
+    expect(info.num_pending).toBe(0);
+  }, 30_000);
+  it.each([
+    ['nak', 'redelivers it at once', { seq: 1, data: 'boom', deliveryCount: 2 }],
+    ['term', 'never redelivers it', { seq: 2, data: 'after', deliveryCount: 1 }],
+  ] as const)(
+    "onFailed '%s': a message whose handler failed is settled as failed, and the server %s",
+    async (onFailed, _, next) => {
+      const { stream, prefix } = await streamWithConsumer(`failed_${onFailed}`, 30_000);
+      const js = jetstream(nc);
+      await js.publish(`${prefix}.k0`, 'boom');
+      await js.publish(`${prefix}.k0`, 'after');
+      const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+      const settled = deferred<string>();
+
+      const failing = fromJetStream({
+        consumer,
+        expiresMs: 1000,
+        onFailed,
+        onSettled: (m, outcome) => settled.resolve(`${text.decode(m.data)}:${outcome}`),
+      }).pipe(
+        keyedDispatch({
+          maxInFlight: 1,
+          key: (m) => m.subject,
+          handle: (m) => {
+            if (text.decode(m.data) === 'boom') throw new Error('boom');
+            return [];
+          },
+        }),
+      );
+      await expect(lastValueFrom(failing)).rejects.toThrow('boom');
+      // Told once the nak or term was sent.
+      expect(await settled.promise).toBe('boom:failed');
+      await nc.flush();
+
+      const after = fromJetStream({ consumer, expiresMs: 1000 }).pipe(
+        keyedDispatch({
+          maxInFlight: 1,
+          key: (m) => m.subject,
+          handle: (m) => [{ seq: m.seq, data: text.decode(m.data), deliveryCount: m.deliveryCount }],
+        }),
+      );
+      expect(await firstValueFrom(after)).toEqual(next);
+    },
+    30_000,
+  );
+});

@@ -1,0 +1,247 @@
+import Redis from 'ioredis';
+import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
+import { fromRedisStreams, type RedisStreamMessage, StreamPartitions } from 'keyed-dispatch/redis';
+import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
+import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
+import { deferred } from '../support/scripted-receiver';
+
+/** Stream names unique to this run, so reruns start clean. */
+const RUN = `kd-spec-redis-${process.pid}-${Date.now()}`;
+const GROUP = 'workers';
+
+let redis: Redis;
+let consumerScript: string;
+const created: string[] = [];
+
+beforeAll(async () => {
+  startBroker('redis');
+  redis = new Redis({ host: '127.0.0.1', port: 6379 });
+  consumerScript = await buildFixture('redis-consumer');
+}, 60_000);
+
+afterAll(async () => {
+  if (created.length > 0) await redis.del(...created);
+  await redis.quit();
+});
+
+/** Publishes `perKey` messages to each of `keys` keys, interleaved; `data` is the message's number within its key. */
+async function publish(partitions: StreamPartitions, keys: number, perKey: number): Promise<void> {
+  created.push(...partitions.names());
+  for (let n = 0; n < perKey; n++) {
+    const batch = redis.pipeline();
+    for (let k = 0; k < keys; k++) {
+      const key = `k${k}`;
+      batch.xadd(partitions.streamFor(key), '*', 'key', key, 'data', String(n));
+    }
+    await batch.exec();
+  }
+}
+
+/** Entries pending (delivered, not acknowledged) per consumer, summed over `streams` at one instant (MULTI). */
+async function pendingByConsumer(streams: string[]): Promise<Map<string, number>> {
+  const transaction = redis.multi();
+  for (const stream of streams) transaction.xpending(stream, GROUP);
+  const replies = (await transaction.exec()) ?? [];
+  const byConsumer = new Map<string, number>();
+  for (const [err, reply] of replies) {
+    if (err) throw err;
+    const [, , , consumers] = reply as [number, unknown, unknown, [string, string][] | null];
+    for (const [name, count] of consumers ?? [])
+      byConsumer.set(name, (byConsumer.get(name) ?? 0) + Number(count));
+  }
+  return byConsumer;
+}
+
+/** Checks that each key's messages arrive in publish order; counts every handled message. */
+class OrderCheck {
+  readonly handled = new Map<string, number>();
+  readonly outOfOrder: string[] = [];
+  private readonly last = new Map<string, number>();
+
+  see(m: RedisStreamMessage): void {
+    const n = Number(m.data);
+    const previous = this.last.get(m.key) ?? -1;
+    if (n !== previous + 1) this.outOfOrder.push(`${m.key}: ${n} after ${previous}`);
+    this.last.set(m.key, n);
+    const id = `${m.stream}/${m.id}`;
+    this.handled.set(id, (this.handled.get(id) ?? 0) + 1);
+  }
+}
+
+describe('fromRedisStreams', () => {
+  it('handles 10,000 messages over 500 keys on two consumers: each acknowledged once, in key order, within the window', async () => {
+    const partitions = new StreamPartitions(`${RUN}-bulk`, 4);
+    await publish(partitions, 500, 20);
+    const window = 64;
+    const order = new OrderCheck();
+    const acked = new Map<string, number>();
+    const allAcked = deferred();
+    let maxHeldAtHandler = 0;
+    let maxPendingOnServer = 0;
+    const subscriptions: Subscription[] = [];
+
+    for (const index of [0, 1]) {
+      const consumer = `c${index}`;
+      const streams = partitions.assigned(index, 2);
+      const stats = new DispatchStats();
+      let started = 0;
+      let settled = 0;
+      const receiver = fromRedisStreams({
+        redis,
+        streams,
+        group: GROUP,
+        consumer,
+        onSettled: (m, outcome) => {
+          expect(outcome).toBe('done');
+          settled++;
+          const id = `${m.stream}/${m.id}`;
+          acked.set(id, (acked.get(id) ?? 0) + 1);
+          if (acked.size === 10_000) allAcked.resolve();
+        },
+      });
+      const sub = receiver
+        .pipe(
+          keyedDispatch({
+            maxInFlight: window,
+            stats,
+            key: (m) => m.key,
+            handle: async (m) => {
+              order.see(m);
+              started++;
+              // Delivered and not yet acknowledged, as seen here: this handler's message included.
+              maxHeldAtHandler = Math.max(maxHeldAtHandler, stats.snapshot().inFlight, started - settled);
+              if (started % 100 === 0) {
+                const pending = (await pendingByConsumer(streams)).get(consumer) ?? 0;
+                maxPendingOnServer = Math.max(maxPendingOnServer, pending);
+              }
+              await new Promise((resolve) => setImmediate(resolve));
+            },
+          }),
+        )
+        .subscribe({ error: (err) => allAcked.reject(err) });
+      subscriptions.push(sub);
+    }
+
+    await allAcked.promise;
+    for (const sub of subscriptions) sub.unsubscribe();
+
+    expect(order.outOfOrder).toEqual([]);
+    expect(order.handled.size).toBe(10_000);
+    expect([...order.handled.values()].every((n) => n === 1)).toBe(true);
+    expect([...acked.values()].every((n) => n === 1)).toBe(true);
+    expect(await pendingByConsumer(partitions.names())).toEqual(new Map());
+    expect(maxHeldAtHandler).toBeLessThanOrEqual(window);
+    expect(maxPendingOnServer).toBeGreaterThan(0);
+    expect(maxPendingOnServer).toBeLessThanOrEqual(window);
+  }, 60_000);
+
+  it('recovers the pending entries of a consumer killed before acknowledging, in key order, and acknowledges each once', async () => {
+    const partitions = new StreamPartitions(`${RUN}-recovery`, 2);
+    await publish(partitions, 10, 10);
+    const streams = partitions.names();
+    const window = 20;
+
+    const doomed = new ChildConsumer<{ id: string; stream: string; key: string }>(consumerScript, {
+      streams,
+      group: GROUP,
+      consumer: 'doomed',
+      maxInFlight: window,
+    });
+    const held = await doomed.waitForLines(window);
+    await doomed.kill();
+    expect((await pendingByConsumer(streams)).get('doomed')).toBe(window);
+
+    const order = new OrderCheck();
+    const deliveryCounts = new Map<string, number>();
+    const done = deferred();
+    let settled = 0;
+    const sub = fromRedisStreams({
+      redis,
+      streams,
+      group: GROUP,
+      consumer: 'successor',
+      claimMinIdleMs: 200,
+      claimIntervalMs: 50,
+      onSettled: () => {
+        if (++settled === 100) done.resolve();
+      },
+    })
+      .pipe(
+        keyedDispatch({
+          maxInFlight: 8,
+          key: (m) => m.key,
+          handle: (m) => {
+            order.see(m);
+            deliveryCounts.set(`${m.stream}/${m.id}`, m.deliveryCount);
+            return [];
+          },
+        }),
+      )
+      .subscribe({ error: (err) => done.reject(err) });
+    await done.promise;
+    sub.unsubscribe();
+
+    expect(order.outOfOrder).toEqual([]);
+    expect(order.handled.size).toBe(100);
+    expect([...order.handled.values()].every((n) => n === 1)).toBe(true);
+    for (const entry of held) expect(deliveryCounts.get(`${entry.stream}/${entry.id}`)).toBe(2);
+    expect([...deliveryCounts.values()].filter((n) => n === 1)).toHaveLength(100 - window);
+    expect(await pendingByConsumer(streams)).toEqual(new Map());
+  }, 30_000);
+  it.each([
+    [
+      'pending',
+      'leaves it pending, claimed and delivered again before its key goes on',
+      1,
+      { data: 'boom', deliveryCount: 2 },
+    ],
+    ['ack', 'acknowledges it', 0, { data: 'after', deliveryCount: 1 }],
+  ] as const)(
+    "onFailed '%s': a message whose handler failed is settled as failed, and the receiver %s",
+    async (onFailed, _, pendingAfter, next) => {
+      const partitions = new StreamPartitions(`${RUN}-failed-${onFailed}`, 1);
+      created.push(...partitions.names());
+      await partitions.publish(redis, 'k0', 'boom');
+      await partitions.publish(redis, 'k0', 'after');
+      const streams = partitions.names();
+      const settled = deferred<string>();
+      const options = {
+        redis,
+        streams,
+        group: GROUP,
+        consumer: 'c',
+        claimMinIdleMs: 100,
+        claimIntervalMs: 20,
+      };
+
+      const failing = fromRedisStreams({
+        ...options,
+        onFailed,
+        onSettled: (m, outcome) => settled.resolve(`${m.data}:${outcome}`),
+      }).pipe(
+        keyedDispatch({
+          maxInFlight: 1,
+          key: (m) => m.key,
+          handle: (m) => {
+            if (m.data === 'boom') throw new Error('boom');
+            return [];
+          },
+        }),
+      );
+      await expect(lastValueFrom(failing)).rejects.toThrow('boom');
+      // Told once the failure reached the server (for an acknowledgement: once Redis answered the XACK).
+      expect(await settled.promise).toBe('boom:failed');
+      expect((await pendingByConsumer(streams)).get('c') ?? 0).toBe(pendingAfter);
+
+      const after = fromRedisStreams(options).pipe(
+        keyedDispatch({
+          maxInFlight: 1,
+          key: (m) => m.key,
+          handle: (m) => [{ data: m.data, deliveryCount: m.deliveryCount }],
+        }),
+      );
+      expect(await firstValueFrom(after)).toEqual(next);
+    },
+    30_000,
+  );
+});

@@ -1,0 +1,2 @@
+export { fromJetStream, type JetStreamFailedAction, type JetStreamOptions } from './jetstream-receiver';
+export type { JetStreamHeaders, JetStreamMessage } from './message';

@@ -1,0 +1,34 @@
+import type { JsMsg } from '@nats-io/jetstream';
+
+/** The headers type of the NATS client, as carried by a JetStream message. */
+export type JetStreamHeaders = NonNullable<JsMsg['headers']>;
+
+/** One JetStream message as handlers get it from `fromJetStream`. */
+export interface JetStreamMessage {
+  /** The subject it was published on (a natural key, e.g. `orders.<customer>`). */
+  readonly subject: string;
+  /** Its sequence number in the stream. */
+  readonly seq: number;
+  /** The payload. `new TextDecoder().decode(data)` or `msg.string()` / `msg.json()` for text. */
+  readonly data: Uint8Array;
+  /** The message headers, if any were published. */
+  readonly headers: JetStreamHeaders | undefined;
+  /** How many times the consumer has delivered it, this delivery included (1 the first time). */
+  readonly deliveryCount: number;
+  /**
+   * The client's message, e.g. for `working()` in a handler that runs close to the consumer's
+   * `ack_wait`. The receiver acknowledges it after the handler: never `ack`, `nak` or `term` it yourself.
+   */
+  readonly msg: JsMsg;
+}
+
+export function toMessage(msg: JsMsg): JetStreamMessage {
+  return {
+    subject: msg.subject,
+    seq: msg.seq,
+    data: msg.data,
+    headers: msg.headers,
+    deliveryCount: msg.info.deliveryCount,
+    msg,
+  };
+}

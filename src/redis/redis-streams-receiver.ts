@@ -1,0 +1,421 @@
+import type Redis from 'ioredis';
+import { describe, functionOption, integerOption } from '../options';
+import {
+  openReceiver,
+  Receiver,
+  type ReceiverSession,
+  type ReceiverSink,
+  type SettledListener,
+  type Settlement,
+} from '../receiver';
+import { type RedisStreamMessage, toMessage } from './message';
+
+/** Options of `fromRedisStreams`. Invalid values throw a `TypeError` naming the option. */
+export interface RedisStreamsOptions {
+  /**
+   * The connection for commands: group creation, `XACK`, `XAUTOCLAIM`, `XPENDING`. The receiver reads
+   * on its own `redis.duplicate()` (blocking reads would stall acknowledgements) and never closes this one.
+   */
+  redis: Redis;
+  /** The streams this consumer reads (for a partitioned layout: `StreamPartitions.assigned(...)`). Non-empty. */
+  streams: readonly string[];
+  /** The consumer group. Created on each stream (with `MKSTREAM`, from the first entry) when missing. */
+  group: string;
+  /** This consumer's name within the group; unique per live consumer, stable across restarts. */
+  consumer: string;
+  /** How long one blocking wait for new entries lasts before claims are checked again. Integer ≥ 1 ms. Default 1000. */
+  blockMs?: number;
+  /**
+   * Pending entries idle at least this long (delivered to a consumer that has not acknowledged them:
+   * dead, or left pending after a failure) are claimed with `XAUTOCLAIM` and delivered again. Must
+   * exceed the longest handler time, or a live consumer's entry is handled twice. Integer ≥ 0 ms. Default 30000.
+   */
+  claimMinIdleMs?: number;
+  /** How often claims are attempted. Integer ≥ 1 ms. Default 5000. */
+  claimIntervalMs?: number;
+  /**
+   * What a `failed` settlement does: `'pending'` leaves the entry pending, to be claimed and delivered
+   * again after `claimMinIdleMs` (out of order with its key's later entries); `'ack'` acknowledges it
+   * (the failure policy has dealt with it, e.g. dead-lettered it). Default `'pending'`.
+   */
+  onFailed?: 'pending' | 'ack';
+  /** Told each message's outcome, after its acknowledgement has been confirmed when it was acknowledged. */
+  onSettled?: SettledListener<RedisStreamMessage>;
+}
+
+interface ResolvedOptions {
+  redis: Redis;
+  streams: readonly string[];
+  group: string;
+  consumer: string;
+  blockMs: number;
+  claimMinIdleMs: number;
+  claimIntervalMs: number;
+  onFailed: 'pending' | 'ack';
+  onSettled: SettledListener<RedisStreamMessage> | undefined;
+}
+
+/**
+ * A consumer-group receiver over Redis Streams. It reads with `XREADGROUP` exactly as many entries as
+ * the dispatcher's window has free, acknowledges each with `XACK` only after its handler completed, and
+ * claims entries other consumers left pending (`XAUTOCLAIM`). Before reading new entries of a stream it
+ * recovers that stream's pending entries, so a consumer taking over a dead one's streams keeps per-key order.
+ */
+export function fromRedisStreams(options: RedisStreamsOptions): Receiver<RedisStreamMessage> {
+  return new RedisStreamsReceiver(resolveOptions(options));
+}
+
+function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
+  const owner = 'fromRedisStreams';
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${owner}: expected an options object, got ${describe(options)}`);
+  }
+  const redis = options.redis as Partial<Redis> | undefined;
+  if (redis === null || typeof redis !== 'object' || typeof redis.duplicate !== 'function') {
+    throw new TypeError(`${owner}: expected \`redis\` to be an ioredis client, got ${describe(redis)}`);
+  }
+  const streams = options.streams;
+  if (
+    !Array.isArray(streams) ||
+    streams.length === 0 ||
+    !streams.every((s) => typeof s === 'string' && s.length > 0)
+  ) {
+    throw new TypeError(
+      `${owner}: expected \`streams\` to be a non-empty array of stream names, got ${describe(streams)}`,
+    );
+  }
+  if (new Set(streams).size !== streams.length) {
+    throw new TypeError(
+      `${owner}: expected \`streams\` to name each stream once, got [${streams.join(', ')}]`,
+    );
+  }
+  const onFailed = options.onFailed ?? 'pending';
+  if (onFailed !== 'pending' && onFailed !== 'ack') {
+    throw new TypeError(
+      `${owner}: expected \`onFailed\` to be 'pending' or 'ack', got ${describe(onFailed)}`,
+    );
+  }
+  return {
+    redis: options.redis,
+    streams: [...streams],
+    group: nameOption(owner, 'group', options.group),
+    consumer: nameOption(owner, 'consumer', options.consumer),
+    blockMs: integerOption(owner, 'blockMs', options.blockMs, 1000, 1),
+    claimMinIdleMs: integerOption(owner, 'claimMinIdleMs', options.claimMinIdleMs, 30_000, 0),
+    claimIntervalMs: integerOption(owner, 'claimIntervalMs', options.claimIntervalMs, 5000, 1),
+    onFailed,
+    onSettled:
+      options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled),
+  };
+}
+
+function nameOption(owner: string, name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`${owner}: expected \`${name}\` to be a non-empty string, got ${describe(value)}`);
+  }
+  return value;
+}
+
+class RedisStreamsReceiver extends Receiver<RedisStreamMessage> {
+  constructor(private readonly options: ResolvedOptions) {
+    super();
+  }
+
+  [openReceiver](sink: ReceiverSink<RedisStreamMessage>): ReceiverSession<RedisStreamMessage> {
+    const session = new RedisStreamsSession(this.options, sink);
+    void session.run();
+    return session;
+  }
+}
+
+/** One stream's reading state. */
+interface StreamState {
+  readonly name: string;
+  /**
+   * False until the stream's pending entries (left by an earlier or dead consumer) are all claimed:
+   * new entries are read only after older ones were delivered, which keeps per-key order.
+   */
+  live: boolean;
+  /** Where the next `XAUTOCLAIM` scan continues (`0-0`: from the start). */
+  claimCursor: string;
+  /** The newest entry id seen: a blocking wait watches for entries after it. */
+  lastSeen: string;
+}
+
+/** The most entries one command reads or claims; a window without limit (`Infinity`) reads batches of this. */
+const MAX_READ = 10_000;
+
+type EntryReply = [id: string, fields: string[] | null];
+
+/** One subscription: a single read loop (so deliveries never exceed demand) plus acknowledgements. */
+class RedisStreamsSession implements ReceiverSession<RedisStreamMessage> {
+  /** Requested and not yet delivered. */
+  private demand = 0;
+  /** `XACK`s sent and not yet answered: until answered, their entries still count as pending on the server. */
+  private acking = 0;
+  /** Ids delivered and not yet settled, by stream: a claim scan that meets one never delivers it twice. */
+  private readonly held = new Map<string, Set<string>>();
+  private readonly states: StreamState[];
+  /** Blocking reads get their own connection, so acknowledgements never wait behind them. */
+  private readonly reader: Redis;
+  private stopped = false;
+  /** Ends the loop's current idle wait early (new demand, an answered ack, cancellation). */
+  private wakeUp: (() => void) | null = null;
+  /** Round-robin start among live streams, so one busy stream cannot starve the others. */
+  private nextStream = 0;
+  private nextClaimAt = 0;
+
+  constructor(
+    private readonly options: ResolvedOptions,
+    private readonly sink: ReceiverSink<RedisStreamMessage>,
+  ) {
+    this.states = options.streams.map((name) => ({ name, live: false, claimCursor: '0-0', lastSeen: '0-0' }));
+    this.reader = options.redis.duplicate();
+  }
+
+  request(n: number): void {
+    this.demand += n;
+    this.wake();
+  }
+
+  settle(message: RedisStreamMessage, outcome: Settlement, error?: unknown): void {
+    this.heldOf(message.stream).delete(message.id);
+    const { redis, group, onFailed, onSettled } = this.options;
+    if (outcome === 'failed' && onFailed === 'pending') {
+      onSettled?.(message, outcome, error);
+      return;
+    }
+    this.acking++;
+    redis.xack(message.stream, group, message.id).then(
+      () => {
+        this.acking--;
+        onSettled?.(message, outcome, error);
+        this.wake();
+      },
+      (err: unknown) => this.fail(err),
+    );
+  }
+
+  cancel(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.wake();
+    // Ends a blocking read at once; entries delivered and not settled stay pending for a claim.
+    this.reader.disconnect();
+  }
+
+  /** What may be read now: the demand, less entries whose acknowledgement the server has not yet seen. */
+  private free(): number {
+    return Math.min(this.demand - this.acking, MAX_READ);
+  }
+
+  async run(): Promise<void> {
+    try {
+      await this.prepare();
+      while (!this.stopped) {
+        if (this.free() <= 0) {
+          await this.idle(Number.POSITIVE_INFINITY);
+          continue;
+        }
+        if (Date.now() >= this.nextClaimAt) {
+          await this.claim();
+          this.nextClaimAt = Date.now() + this.options.claimIntervalMs;
+          continue;
+        }
+        const live = this.states.filter((s) => s.live);
+        const untilClaim = Math.max(1, this.nextClaimAt - Date.now());
+        if (live.length === 0) await this.idle(untilClaim);
+        else if (!(await this.readNew(live))) await this.waitForEntries(live, untilClaim);
+      }
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** Creates the group where missing and finds where each stream's new entries begin. */
+  private async prepare(): Promise<void> {
+    const { redis, group } = this.options;
+    for (const state of this.states) {
+      try {
+        await redis.xgroup('CREATE', state.name, group, '0', 'MKSTREAM');
+      } catch (err) {
+        if (!String((err as Error)?.message).startsWith('BUSYGROUP')) throw err;
+      }
+      const groups = (await redis.xinfo('GROUPS', state.name)) as unknown[][];
+      for (const flat of groups) {
+        const info = pairs(flat);
+        if (info.name === group) state.lastSeen = String(info['last-delivered-id']);
+      }
+    }
+  }
+
+  /** Recovers streams not yet live; on live ones, claims one batch of entries left pending too long. */
+  private async claim(): Promise<void> {
+    for (const state of this.states) {
+      if (this.stopped) return;
+      if (state.live) await this.claimIdle(state, false);
+      else await this.recover(state);
+    }
+  }
+
+  /**
+   * Claims the entries pending on a stream that this session does not hold, in id order, and makes the
+   * stream live once none is left. It claims only when every such entry is idle long enough: claiming
+   * some while an older one of the same key is still held elsewhere would reorder that key.
+   */
+  private async recover(state: StreamState): Promise<void> {
+    const { redis, group, claimMinIdleMs } = this.options;
+    const held = this.heldOf(state.name);
+    const [pending] = (await redis.xpending(state.name, group)) as [number];
+    if (pending > held.size) {
+      const idle = (await redis.call(
+        'XPENDING',
+        state.name,
+        group,
+        'IDLE',
+        claimMinIdleMs,
+        '-',
+        '+',
+        pending,
+      )) as Array<[string, string, number, number]>;
+      if (idle.filter(([id]) => !held.has(id)).length < pending - held.size) return;
+      state.claimCursor = '0-0';
+      await this.claimIdle(state, true);
+      if (state.claimCursor !== '0-0' || this.stopped) return; // the window filled: continue next time
+    }
+    const [left] = (await redis.xpending(state.name, group)) as [number];
+    state.live = left <= held.size;
+  }
+
+  /** `XAUTOCLAIM`s idle entries up to the free window and delivers them: one batch, or the whole scan. */
+  private async claimIdle(state: StreamState, wholeScan: boolean): Promise<void> {
+    const { redis, group, consumer, claimMinIdleMs } = this.options;
+    const held = this.heldOf(state.name);
+    do {
+      if (this.stopped || this.free() <= 0) return;
+      const [cursor, entries] = (await redis.xautoclaim(
+        state.name,
+        group,
+        consumer,
+        claimMinIdleMs,
+        state.claimCursor,
+        'COUNT',
+        this.free(),
+      )) as [string, EntryReply[], string[]];
+      state.claimCursor = cursor;
+      // Entries this session holds are being handled here: claiming them again changed nothing.
+      const fresh = entries.filter((e): e is [string, string[]] => e[1] !== null && !held.has(e[0]));
+      if (fresh.length > 0) await this.deliver(state, fresh, await this.deliveryCounts(state.name, fresh));
+    } while (wholeScan && state.claimCursor !== '0-0');
+  }
+
+  /** Delivery counts of just-claimed entries (`XAUTOCLAIM` does not return them). */
+  private async deliveryCounts(stream: string, entries: EntryReply[]): Promise<Map<string, number>> {
+    const { redis, group, consumer } = this.options;
+    const first = entries[0]![0];
+    const last = entries[entries.length - 1]![0];
+    // Entries this consumer already holds may lie in the same id range.
+    const count = entries.length + this.heldOf(stream).size;
+    const rows = (await redis.xpending(stream, group, first, last, count, consumer)) as Array<
+      [string, string, number, number]
+    >;
+    return new Map(rows.map(([id, , , times]) => [id, Number(times)]));
+  }
+
+  /** Reads new entries of the live streams without blocking, up to the free window. True if any came. */
+  private async readNew(live: StreamState[]): Promise<boolean> {
+    const { group, consumer } = this.options;
+    const start = this.nextStream++ % live.length;
+    let got = false;
+    for (let i = 0; i < live.length && !this.stopped && this.free() > 0; i++) {
+      const state = live[(start + i) % live.length]!;
+      const reply = (await this.reader.xreadgroup(
+        'GROUP',
+        group,
+        consumer,
+        'COUNT',
+        this.free(),
+        'STREAMS',
+        state.name,
+        '>',
+      )) as Array<[string, EntryReply[]]> | null;
+      const entries = (reply?.[0]?.[1] ?? []).filter((e): e is [string, string[]] => e[1] !== null);
+      if (entries.length === 0) continue;
+      got = true;
+      state.lastSeen = entries[entries.length - 1]![0];
+      await this.deliver(state, entries, null);
+    }
+    return got;
+  }
+
+  /**
+   * Blocks (on the reading connection) until a live stream has an entry after the last one seen, or
+   * `timeoutMs` passes. It reads nothing for the group: the next `readNew` takes exactly what is free.
+   */
+  private async waitForEntries(live: StreamState[], timeoutMs: number): Promise<void> {
+    const blockMs = Math.min(this.options.blockMs, timeoutMs);
+    const reply = (await this.reader.xread(
+      'COUNT',
+      1,
+      'BLOCK',
+      blockMs,
+      'STREAMS',
+      ...live.map((s) => s.name),
+      ...live.map((s) => s.lastSeen),
+    )) as Array<[string, EntryReply[]]> | null;
+    for (const [name, entries] of reply ?? []) {
+      const state = live.find((s) => s.name === name);
+      const newest = entries[entries.length - 1];
+      if (state !== undefined && newest !== undefined) state.lastSeen = newest[0];
+    }
+  }
+
+  private async deliver(
+    state: StreamState,
+    entries: Array<[string, string[]]>,
+    counts: Map<string, number> | null,
+  ): Promise<void> {
+    for (const [id, fields] of entries) {
+      // Cancelled mid-batch: the rest stay pending under this consumer and are claimed later.
+      if (this.stopped) return;
+      this.demand--;
+      this.heldOf(state.name).add(id);
+      this.sink.next(toMessage(state.name, id, fields, counts?.get(id) ?? 1));
+    }
+  }
+
+  private heldOf(stream: string): Set<string> {
+    let ids = this.held.get(stream);
+    if (ids === undefined) this.held.set(stream, (ids = new Set()));
+    return ids;
+  }
+
+  private idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = Number.isFinite(ms) ? setTimeout(() => done(), ms) : undefined;
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        resolve();
+      };
+      this.wakeUp = done;
+    });
+  }
+
+  private wake(): void {
+    this.wakeUp?.();
+  }
+
+  private fail(err: unknown): void {
+    if (this.stopped) return;
+    this.cancel();
+    this.sink.error(err);
+  }
+}
+
+/** `['name', 'g', 'pending', 3]` → `{ name: 'g', pending: 3 }`. */
+function pairs(flat: unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) out[String(flat[i])] = flat[i + 1];
+  return out;
+}
