@@ -1,6 +1,6 @@
 // The main demo, on the embedded default (no broker): 200,000 messages over 10,000 keys sent through an
-// in-process LocalBus into keyedDispatch, with async I/O-like handlers. Run it with `npm start`.
-import { DispatchStats, KeyedExecutor, keyedDispatch, LocalBus } from '../src';
+// in-process LocalBus into keyedDispatch, with async I/O-like handlers and live metrics. `npm start`.
+import { DispatchMetrics, KeyedExecutor, keyedDispatch, LocalBus, type MetricsSnapshot } from '../src';
 
 interface OrderEvent {
   account: string;
@@ -10,6 +10,8 @@ interface OrderEvent {
 
 const MESSAGES = 200_000;
 const KEYS = 10_000;
+/** One message in this many goes to a single busy account, so the hot-key view has something to show. */
+const HOT_EVERY = 250;
 
 /** Simulated I/O: a store round trip of 0–2 ms that holds no lane while it waits. */
 function saveToStore(): Promise<void> {
@@ -19,7 +21,7 @@ function saveToStore(): Promise<void> {
 async function main(): Promise<void> {
   const executor = KeyedExecutor.shared;
   const bus = new LocalBus<OrderEvent>();
-  const stats = new DispatchStats();
+  const metrics = new DispatchMetrics({ hotKeys: 3 });
   const lastSeq = new Map<string, number>();
   const latencies = new Float64Array(MESSAGES);
   let handled = 0;
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
       .pipe(
         keyedDispatch({
           executor,
-          stats,
+          stats: metrics,
           key: (e: OrderEvent) => e.account,
           handle: async (e: OrderEvent) => {
             if ((lastSeq.get(e.account) ?? -1) !== e.seq - 1) orderViolations++;
@@ -45,27 +47,32 @@ async function main(): Promise<void> {
   });
 
   const started = performance.now();
-  const progress = setInterval(() => draw(handled, stats), 100);
-  const nextSeq = new Array<number>(KEYS).fill(0);
+  const live = metrics.snapshots(200).subscribe((s) => draw(handled, s));
+  const nextSeq = new Map<string, number>();
   for (let i = 0; i < MESSAGES; i++) {
-    const k = i % KEYS;
+    const account = i % HOT_EVERY === 0 ? 'account-hot' : `account-${i % KEYS}`;
+    const seq = nextSeq.get(account) ?? 0;
+    nextSeq.set(account, seq + 1);
     // Resolves once the dispatcher admits the message: the sender is paced by the window.
-    await bus.send({ account: `account-${k}`, seq: nextSeq[k]++, sentAt: performance.now() });
+    await bus.send({ account, seq, sentAt: performance.now() });
   }
   bus.close();
   await done;
-  clearInterval(progress);
-  draw(handled, stats);
+  live.unsubscribe();
+  const final = metrics.read();
+  draw(handled, final);
   const seconds = (performance.now() - started) / 1000;
   const sorted = latencies.slice(0, handled).sort();
   const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))].toFixed(2);
-  const final = stats.snapshot();
   process.stdout.write('\n\n');
   console.log(
     `messages handled           ${handled.toLocaleString('en-US')} over ${KEYS.toLocaleString('en-US')} keys`,
   );
   console.log(`throughput                 ${Math.round(handled / seconds).toLocaleString('en-US')} msgs/s`);
   console.log(`latency send → handled     p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`);
+  console.log(
+    `handler duration           p50 ${final.latency.p50Ms.toFixed(2)} ms, p99 ${final.latency.p99Ms.toFixed(2)} ms (sampled)`,
+  );
   console.log(`max in-flight seen         ${final.maxInFlightSeen} (window ${final.maxInFlight})`);
   console.log(`per-key order violations   ${orderViolations}`);
   console.log(`live mailboxes at end      ${final.liveMailboxes} (executor: ${executor.liveMailboxes})`);
@@ -74,17 +81,15 @@ async function main(): Promise<void> {
 /** Last tenth printed when stdout is not a terminal (one line per 10 % instead of a live bar). */
 let printedTenth = -1;
 
-function draw(handled: number, stats: DispatchStats): void {
-  const width = 40;
+function draw(handled: number, s: MetricsSnapshot): void {
+  const width = 30;
   const filled = Math.round((handled / MESSAGES) * width);
-  const s = stats.snapshot();
-  const hot = stats
-    .hotKeys(3)
-    .map((h) => `${String(h.key)}:${h.backlog}`)
-    .join(' ');
+  const hot = s.hotKeys.map((h) => `${String(h.key)}:${h.backlog}`).join(' ');
   const line =
     `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${((handled / MESSAGES) * 100).toFixed(0).padStart(3)}% ` +
-    `in-flight ${String(s.inFlight).padStart(3)}/${s.maxInFlight} mailboxes ${String(s.liveMailboxes).padStart(3)} hot ${hot}`;
+    `${Math.round(s.settledPerSecond).toLocaleString('en-US').padStart(8)} msg/s  ` +
+    `in-flight ${String(s.inFlight).padStart(3)}/${s.maxInFlight}  ` +
+    `p99 ${s.windowLatency.p99Ms.toFixed(1).padStart(4)} ms  hot ${hot}`;
   if (process.stdout.isTTY) process.stdout.write(`\r${line.padEnd(process.stdout.columns - 1)}`);
   else if (Math.floor((handled / MESSAGES) * 10) > printedTenth) {
     printedTenth = Math.floor((handled / MESSAGES) * 10);

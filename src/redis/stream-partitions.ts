@@ -8,7 +8,7 @@ import { describe, integerOption } from '../options';
  * processes the way it holds within a Kafka partition: one stream, one reader, read in order.
  *
  * The hash is fixed and language-neutral so producers in other runtimes can compute the same stream.
- * Changing `count` moves keys between streams: drain the streams first (see docs/redis.md).
+ * Changing `count` moves keys between streams: drain the streams first (see the README, Redis Streams).
  */
 export class StreamPartitions {
   readonly prefix: string;
