@@ -6,6 +6,7 @@ const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
   core: () => import('./scenarios/core'),
   isolation: () => import('./scenarios/isolation'),
   threads: () => import('./scenarios/threads'),
+  'threads-scaling': () => import('./scenarios/threads-scaling'),
   'hot-key': () => import('./scenarios/hot-key'),
   memory: () => import('./scenarios/memory'),
   soak: () => import('./scenarios/soak'),

@@ -1,58 +1,10 @@
 import { availableParallelism, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { Piscina } from 'piscina';
-import { lastValueFrom } from 'rxjs';
-import { fromIterable, KeyedExecutor, keyedDispatch, ThreadExecutor, threadHandler } from '../../src';
-import { collect, median, minMax, rate, type Scenario, table } from '../lib';
+import { KeyedExecutor, ThreadExecutor } from '../../src';
+import { median, type Scenario, table } from '../lib';
+import { calibrate, compare, dispatch, HANDLERS, type Message, messages, RUNS, row } from '../threads-common';
 
 const buildThreadWorker: () => Promise<unknown> = require('../../scripts/build-thread-worker.js');
-
-const HANDLERS = join(__dirname, '..', 'handlers', 'threads.js');
-const local: Record<string, (m: Message) => number[]> = require(HANDLERS);
-const RUNS = 5;
-
-interface Message {
-  key: number;
-  n: number;
-  iterations: number;
-}
-
-function messages(count: number, keys: number, iterations: number): Message[] {
-  return Array.from({ length: count }, (_, n) => ({ key: n % keys, n, iterations }));
-}
-
-/** Hash rounds that take about `targetUs` on this thread. */
-function calibrate(targetUs: number): number {
-  // Warm the hash up first, so the calibration measures optimized code (as the runs will).
-  for (let n = 0; n < 50_000; n++) local.price({ key: 0, n, iterations: 1000 });
-  let iterations = 1000;
-  for (;;) {
-    const started = performance.now();
-    for (let n = 0; n < 2000; n++) local.price({ key: 0, n, iterations });
-    const us = ((performance.now() - started) * 1000) / 2000;
-    if (us > 5) return Math.round((iterations * targetUs) / us);
-    iterations *= 4;
-  }
-}
-
-/** Drains `batch` through keyedDispatch; returns msgs/s. */
-async function dispatch(
-  batch: Message[],
-  executor: KeyedExecutor | ThreadExecutor,
-  name: string,
-  maxInFlight: number,
-): Promise<number> {
-  const handle =
-    executor instanceof ThreadExecutor ? threadHandler<Message, number>(HANDLERS, name) : local[name];
-  const started = performance.now();
-  await lastValueFrom(
-    fromIterable(batch).pipe(
-      keyedDispatch<Message, number, number>({ executor, key: (m) => m.key, handle, maxInFlight }),
-    ),
-    { defaultValue: 0 },
-  );
-  return (batch.length * 1000) / (performance.now() - started);
-}
 
 /** Runs `batch` on piscina with `outstanding` tasks in flight (it gives no ordering); returns msgs/s. */
 async function piscina(pool: Piscina, batch: Message[], outstanding: number): Promise<number> {
@@ -63,31 +15,6 @@ async function piscina(pool: Piscina, batch: Message[], outstanding: number): Pr
   };
   await Promise.all(Array.from({ length: outstanding }, lane));
   return (batch.length * 1000) / (performance.now() - started);
-}
-
-/** Median and range of `runs` measurements taken round-robin over the contenders. */
-async function compare(contenders: Array<[string, () => Promise<number>]>): Promise<Map<string, number[]>> {
-  const results = new Map<string, number[]>(contenders.map(([name]) => [name, []]));
-  for (const [, run] of contenders) await run(); // warm-up
-  for (let r = 0; r < RUNS; r++) {
-    for (const [name, run] of contenders) {
-      collect();
-      results.get(name)?.push(await run());
-    }
-  }
-  return results;
-}
-
-function row(name: string, values: number[], baseline: number): Array<string | number> {
-  const [lo, hi] = minMax(values);
-  const m = median(values);
-  return [
-    name,
-    rate(m),
-    `${rate(lo)} – ${rate(hi)}`,
-    `${(1e6 / m).toFixed(2)} µs`,
-    `${(m / baseline).toFixed(2)}×`,
-  ];
 }
 
 const scenario: Scenario = {
