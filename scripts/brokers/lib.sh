@@ -1,0 +1,38 @@
+# Shared by the broker scripts: logging with elapsed time, and apt installs that refresh the package
+# lists only when they are stale (or when an install fails on old lists). Set BROKER before sourcing.
+
+# apt lists younger than this are considered fresh enough to skip 'apt-get update'.
+APT_FRESH_S="${APT_FRESH_S:-21600}"
+
+T0=$(date +%s%N)
+log() { echo "[$BROKER] $*"; }
+elapsed() { echo "$(( ($(date +%s%N) - T0) / 1000000 ))ms"; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+APT_UPDATED=0
+apt_update() {
+  if [ "$APT_UPDATED" -eq 0 ]; then
+    log "apt-get update"
+    $SUDO apt-get update -qq
+    APT_UPDATED=1
+  fi
+}
+apt_lists_fresh() {
+  local newest
+  newest=$(find /var/lib/apt/lists -maxdepth 1 -type f -name '*_Packages*' -printf '%T@\n' 2>/dev/null | sort -n | tail -1)
+  [ -n "$newest" ] || return 1
+  [ $(( $(date +%s) - ${newest%.*} )) -lt "$APT_FRESH_S" ]
+}
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt_lists_fresh; then apt_update; fi
+  log "apt-get install $*"
+  if ! $SUDO apt-get install -y -qq --no-install-recommends "$@"; then
+    if [ "$APT_UPDATED" -eq 1 ]; then return 1; fi
+    log "install failed with existing apt lists; updating and retrying once"
+    apt_update
+    $SUDO apt-get install -y -qq --no-install-recommends "$@"
+  fi
+}
