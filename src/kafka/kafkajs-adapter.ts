@@ -61,6 +61,8 @@ export function kafkajsAdapter(
     }
     return [...byTopic].map(([topic, list]) => ({ topic, partitions: list }));
   };
+  /** `run` has been called: the consumer group exists, so pause/resume are allowed. */
+  let started = false;
   return {
     async start(listener: KafkaConsumerListener) {
       consumer.on(consumer.events.REBALANCING, () => listener.revoking());
@@ -79,6 +81,7 @@ export function kafkajsAdapter(
       });
       await consumer.connect();
       await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
+      started = true;
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
@@ -90,11 +93,13 @@ export function kafkajsAdapter(
         },
       });
     },
+    // kafkajs throws on pause/resume before `run` has set the group up (e.g. when start failed): there
+    // is nothing being fetched to pause then.
     pause(partitions) {
-      consumer.pause(toTopics(partitions));
+      if (started) consumer.pause(toTopics(partitions));
     },
     resume(partitions) {
-      consumer.resume(toTopics(partitions));
+      if (started) consumer.resume(toTopics(partitions));
     },
     commit(offsets: readonly TopicPartitionOffset[]) {
       return consumer.commitOffsets(

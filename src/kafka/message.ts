@@ -52,7 +52,15 @@ export class TrackedKafkaMessage implements KafkaMessage {
   }
 }
 
-/** The message's key as a UTF-8 string (`undefined` without a key): a ready `key` for `keyedDispatch`. */
-export function kafkaKey(message: KafkaMessage): string | undefined {
-  return message.key === null ? undefined : message.key.toString('utf8');
+/**
+ * The message's key as a UTF-8 string: a ready `key` for `keyedDispatch`. Throws a `TypeError` for a
+ * record without a key (it has no aggregate to be ordered within), which errors the dispatch.
+ */
+export function kafkaKey(message: KafkaMessage): string {
+  if (message.key === null) {
+    throw new TypeError(
+      `kafkaKey: the record at ${message.topic}/${message.partition}@${message.offset} has no key (null)`,
+    );
+  }
+  return message.key.toString('utf8');
 }
