@@ -3,6 +3,7 @@ import { machine, type Scenario, writeSection } from './lib';
 /** Scenarios by name, loaded lazily so one scenario's dependencies never slow another. */
 const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
   core: () => import('./scenarios/core'),
+  kafka: () => import('./scenarios/kafka'),
   threads: () => import('./scenarios/threads'),
 };
 
