@@ -1,12 +1,12 @@
 // One member of the scale-out spec's consumer group, run as its own process (bundled by the spec).
-// argv: groupId topic recordFile. Appends one line per handled message, written before the handler
+// argv: groupId topic recordFile handlerMs maxInFlight. Appends one line per handled message, written before the handler
 // completes (so before its offset can be committed): "key seq partition offset startMs doneMs".
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
 import { keyedDispatch } from 'keyed-dispatch';
 import { fromKafka, type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
 
-const [groupId, topic, recordFile] = process.argv.slice(2);
+const [groupId, topic, recordFile, handlerMs, maxInFlight] = process.argv.slice(2);
 const now = () => performance.timeOrigin + performance.now();
 const send = (message: unknown) => process.send?.(message);
 
@@ -31,9 +31,10 @@ receiver
   .pipe(
     keyedDispatch<KafkaMessage, string, void>({
       key: kafkaKey,
+      maxInFlight: Number(maxInFlight),
       handle: async (m) => {
         const started = now();
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await new Promise((resolve) => setTimeout(resolve, Number(handlerMs)));
         const { key, seq } = JSON.parse(m.value!.toString());
         writeSync(fd, `${key} ${seq} ${m.partition} ${m.offset} ${started} ${now()}\n`);
         handled++;

@@ -84,7 +84,10 @@ it('3 member processes share a 12-partition topic; after one is killed every mes
   const stable = deferred();
   let onProgress: () => void = () => undefined;
   const members: ChildProcess[] = files.map((file, i) => {
-    const child = fork(MEMBER_SCRIPT, [groupId, topic, file], {
+    // Member 0 (the one killed) is slower, so it dies with a backlog: running, finished-but-uncommitted
+    // and queued messages, which the survivors must take over.
+    const tuning = i === 0 ? ['5', '16'] : ['1', '256'];
+    const child = fork(MEMBER_SCRIPT, [groupId, topic, file, ...tuning], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const exit = deferred();
