@@ -10,6 +10,7 @@ export default defineConfig({
     'redis/index': 'src/redis/index.ts',
     'nats/index': 'src/nats/index.ts',
     'otel/index': 'src/otel/index.ts',
+    'kafka/index': 'src/kafka/index.ts',
   },
   // Gives the ESM build a __dirname, by which the worker script is found.
   shims: true,
@@ -18,5 +19,12 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  external: ['rxjs', '@opentelemetry/api', 'ioredis', '@nats-io/transport-node', '@nats-io/jetstream'],
+  external: [
+    'rxjs',
+    '@opentelemetry/api',
+    'ioredis',
+    '@nats-io/transport-node',
+    '@nats-io/jetstream',
+    'kafkajs',
+  ],
 });

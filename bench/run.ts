@@ -5,6 +5,7 @@ import { machine, type Scenario, writeSection } from './lib';
 const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
   core: () => import('./scenarios/core'),
   isolation: () => import('./scenarios/isolation'),
+  kafka: () => import('./scenarios/kafka'),
   threads: () => import('./scenarios/threads'),
   'threads-scaling': () => import('./scenarios/threads-scaling'),
   'hot-key': () => import('./scenarios/hot-key'),

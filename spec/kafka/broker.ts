@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+
+export const BROKER = '127.0.0.1:9092';
+const SCRIPT = join(__dirname, '..', '..', 'scripts', 'brokers', 'kafka.sh');
+
+function answers(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port: 9092 });
+    socket.once('connect', () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Starts the local single-node broker unless it already answers (a cold start fetches jars first). */
+export async function ensureBroker(): Promise<void> {
+  if (await answers()) return;
+  await new Promise<void>((resolve, reject) => {
+    execFile(SCRIPT, ['start'], { timeout: 240_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`kafka.sh start failed: ${err.message}\n${stdout}\n${stderr}`)) : resolve(),
+    );
+  });
+}
+
+/** Milliseconds a broker start may take in a `beforeAll`, cold (jar download) included. */
+export const BROKER_START_MS = 240_000;
+
+export function kafka(clientId: string): Kafka {
+  return new Kafka({ clientId, brokers: [BROKER], logLevel: logLevel.NOTHING });
+}
+
+let counter = 0;
+/** A fresh topic (and group) name per test: no state leaks between tests or runs. */
+export function unique(prefix: string): string {
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+}
+
+export async function createTopic(client: Kafka, topic: string, partitions: number): Promise<void> {
+  const admin = client.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
+      waitForLeaders: true,
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Committed positions and end offsets of every partition of `topic`. */
+export async function offsets(
+  client: Kafka,
+  groupId: string,
+  topic: string,
+): Promise<{ committed: Map<number, string>; end: Map<number, string> }> {
+  const admin = client.admin();
+  await admin.connect();
+  try {
+    const [group] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const ends = await admin.fetchTopicOffsets(topic);
+    return {
+      committed: new Map(group.partitions.map((p) => [p.partition, p.offset])),
+      end: new Map(ends.map((p) => [p.partition, p.high])),
+    };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Consumer settings that make rebalances quick on the local broker. */
+export const QUICK_GROUP = {
+  maxWaitTimeInMs: 100,
+  sessionTimeout: 6000,
+  heartbeatInterval: 500,
+  rebalanceTimeout: 10000,
+};

@@ -1,0 +1,71 @@
+import type { KafkaConsumerAdapter, KafkaConsumerListener, TopicPartition } from 'keyed-dispatch/kafka';
+
+export type AdapterEvent =
+  | { kind: 'pause' | 'resume'; partitions: TopicPartition[] }
+  | { kind: 'revoking' }
+  | { kind: 'assigned'; partitions: TopicPartition[] };
+
+/**
+ * Passes everything through to a real adapter and records what the receiver asked of it and what it
+ * reported, so specs can wait for a pause, a resume or a rebalance instead of sleeping.
+ */
+export class ObservedAdapter implements KafkaConsumerAdapter {
+  readonly events: AdapterEvent[] = [];
+  private waiters: Array<{ matches: (e: AdapterEvent) => boolean; resolve: () => void }> = [];
+
+  constructor(private readonly inner: KafkaConsumerAdapter) {}
+
+  /** Resolves at the first event (already recorded or future) that `matches` accepts. */
+  next(matches: (e: AdapterEvent) => boolean, after = 0): Promise<void> {
+    if (this.events.slice(after).some(matches)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ matches, resolve }));
+  }
+
+  private record(event: AdapterEvent): void {
+    this.events.push(event);
+    this.waiters = this.waiters.filter((w) => {
+      if (!w.matches(event)) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  start(listener: KafkaConsumerListener): Promise<void> {
+    return this.inner.start({
+      batch: (topic, partition, records) => listener.batch(topic, partition, records),
+      revoking: () => {
+        this.record({ kind: 'revoking' });
+        listener.revoking();
+      },
+      assigned: (partitions) => {
+        this.record({ kind: 'assigned', partitions: [...partitions] });
+        listener.assigned(partitions);
+      },
+      failed: (error) => listener.failed(error),
+    });
+  }
+
+  pause(partitions: readonly TopicPartition[]): void {
+    this.record({
+      kind: 'pause',
+      partitions: partitions.map(({ topic, partition }) => ({ topic, partition })),
+    });
+    this.inner.pause(partitions);
+  }
+
+  resume(partitions: readonly TopicPartition[]): void {
+    this.record({
+      kind: 'resume',
+      partitions: partitions.map(({ topic, partition }) => ({ topic, partition })),
+    });
+    this.inner.resume(partitions);
+  }
+
+  commit(offsets: Parameters<KafkaConsumerAdapter['commit']>[0]): Promise<void> {
+    return this.inner.commit(offsets);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,26 @@
+import { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
+import { type KafkaJsConsumer, kafkajsAdapter } from './kafkajs-adapter';
+
+export interface FromKafkaOptions extends KafkaReceiverOptions {
+  /** A kafkajs consumer, created and not yet connected; the receiver connects, runs and disconnects it. */
+  consumer: KafkaJsConsumer;
+  /** Topics (names or patterns) to subscribe to. */
+  topics: Array<string | RegExp>;
+  /** Where a group without committed offsets starts: `true` earliest, `false` latest. Default false. */
+  fromBeginning?: boolean;
+}
+
+/**
+ * A receiver over a kafkajs consumer group member: put `keyedDispatch` right after it.
+ *
+ * ```ts
+ * const orders = fromKafka({ consumer: kafka.consumer({ groupId: 'billing' }), topics: ['orders'] });
+ * orders.pipe(keyedDispatch({ key: kafkaKey, handle: bill })).subscribe();
+ * // on shutdown:
+ * await orders.close();
+ * ```
+ */
+export function fromKafka(options: FromKafkaOptions): KafkaReceiver {
+  const { consumer, topics, fromBeginning, ...tuning } = options;
+  return new KafkaReceiver(kafkajsAdapter(consumer, { topics, fromBeginning }), tuning);
+}

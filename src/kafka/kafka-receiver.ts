@@ -1,0 +1,353 @@
+import { RingQueue } from '../internal/ring-queue';
+import { describe, integerOption } from '../options';
+import {
+  openReceiver,
+  Receiver,
+  type ReceiverSession,
+  type ReceiverSink,
+  type Settlement,
+} from '../receiver';
+import type {
+  KafkaConsumerAdapter,
+  KafkaConsumerListener,
+  TopicPartition,
+  TopicPartitionOffset,
+} from './adapter';
+import { type KafkaMessage, type KafkaRecord, TrackedKafkaMessage } from './message';
+import { PartitionTracker } from './partition-tracker';
+
+/** Tuning of a `KafkaReceiver`. Invalid values throw a `TypeError` naming the option. */
+export interface KafkaReceiverOptions {
+  /** How often finished positions are committed, in ms. Integer ≥ 1. Default 1000. */
+  commitIntervalMs?: number;
+  /**
+   * How long a revoke waits for the partition's running messages before committing and letting the
+   * partition go, in ms. Integer ≥ 0. Default 5000. Messages still running then are handled again by
+   * the new owner (their key runs in two places for that moment).
+   */
+  revokeTimeoutMs?: number;
+  /** How long `close()` waits for running messages before committing and leaving, in ms. Integer ≥ 0. Default 30000. */
+  closeTimeoutMs?: number;
+  /**
+   * Fetched messages a partition buffers beyond what was requested before its fetching pauses; it
+   * resumes once the buffer is down to half. Integer ≥ 1. Default 1000. One more fetch response per
+   * partition may land while pausing (bounded by the client's max bytes per partition).
+   */
+  prefetch?: number;
+}
+
+interface ResolvedOptions {
+  commitIntervalMs: number;
+  revokeTimeoutMs: number;
+  closeTimeoutMs: number;
+  prefetch: number;
+}
+
+function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`KafkaReceiver: expected an options object, got ${describe(options)}`);
+  }
+  return {
+    commitIntervalMs: integerOption('KafkaReceiver', 'commitIntervalMs', options.commitIntervalMs, 1000, 1),
+    revokeTimeoutMs: integerOption('KafkaReceiver', 'revokeTimeoutMs', options.revokeTimeoutMs, 5000, 0),
+    closeTimeoutMs: integerOption('KafkaReceiver', 'closeTimeoutMs', options.closeTimeoutMs, 30000, 0),
+    prefetch: integerOption('KafkaReceiver', 'prefetch', options.prefetch, 1000, 1),
+  };
+}
+
+/**
+ * A pullable receiver over a Kafka consumer-group member (see `KafkaConsumerAdapter`; `fromKafka` for
+ * kafkajs). Delivers at most what `keyedDispatch` requested, pausing partitions whose buffer is full;
+ * commits per partition only up to the highest contiguous finished offset — periodically, on revoke
+ * and on close. At-least-once: whatever was not committed is delivered again after a rebalance or a
+ * restart. One subscription per receiver (a consumer joins its group once).
+ */
+export class KafkaReceiver extends Receiver<KafkaMessage> {
+  private readonly options: ResolvedOptions;
+  /** The one subscription; null before it and after it ended. */
+  private session: KafkaSession | null = null;
+  private opened = false;
+  /** Settles when the subscription has committed and left the group. */
+  private ended: Promise<void> | null = null;
+
+  constructor(
+    private readonly adapter: KafkaConsumerAdapter,
+    options: KafkaReceiverOptions = {},
+  ) {
+    super();
+    this.options = resolveOptions(options);
+  }
+
+  [openReceiver](sink: ReceiverSink<KafkaMessage>): ReceiverSession<KafkaMessage> {
+    if (this.opened) {
+      const error = new Error(
+        'KafkaReceiver: a receiver is subscribed once (its consumer joins its group once)',
+      );
+      queueMicrotask(() => sink.error(error));
+      return { request() {}, settle() {}, cancel() {} };
+    }
+    this.opened = true;
+    const session = new KafkaSession(this.adapter, sink, this.options);
+    this.session = session;
+    this.ended = session.ended;
+    session.start();
+    return session;
+  }
+
+  /** Commits the finished positions now. Resolves when the commit is done (no-op when not subscribed). */
+  commit(): Promise<void> {
+    return this.session?.commitAll() ?? Promise.resolve();
+  }
+
+  /**
+   * Graceful stop: stops intake (queued messages are dropped unacknowledged), waits up to
+   * `closeTimeoutMs` for running messages, commits, completes the receiver's output and leaves the
+   * group. Resolves once the consumer is disconnected. Safe to call more than once, and after the
+   * subscription has ended.
+   */
+  close(): Promise<void> {
+    if (this.session !== null) return this.session.close(this.options.closeTimeoutMs);
+    if (this.ended !== null) return this.ended;
+    this.opened = true;
+    this.ended = this.adapter.close();
+    return this.ended;
+  }
+}
+
+/** One subscription: demand, partition trackers, commits. */
+class KafkaSession implements ReceiverSession<KafkaMessage>, KafkaConsumerListener {
+  /** Requested and not yet delivered. */
+  private demand = 0;
+  /** Trackers of the current assignment by `topic:partition`. */
+  private readonly live = new Map<string, PartitionTracker>();
+  /** Revoked trackers still waiting for running messages before their final commit. */
+  private readonly draining = new Set<PartitionTracker>();
+  /** Trackers with buffered messages, served round-robin so no partition starves the others. */
+  private readonly ready = new RingQueue<PartitionTracker>();
+  /** Highest position this member committed per `topic:partition`: commits never go backwards. */
+  private readonly committed = new Map<string, bigint>();
+  /** Commits run one after another, so a later position never lands before an earlier one. */
+  private commits: Promise<void> = Promise.resolve();
+  /** True while delivering: a re-entrant request only adds demand. */
+  private delivering = false;
+  /** Intake stopped (close, cancel or failure): nothing more is delivered. */
+  private stopped = false;
+  private closing: Promise<void> | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private resolveEnded!: () => void;
+  /** Settles once this subscription has committed and the consumer has left the group. */
+  readonly ended = new Promise<void>((resolve) => {
+    this.resolveEnded = resolve;
+  });
+
+  constructor(
+    private readonly adapter: KafkaConsumerAdapter,
+    private readonly sink: ReceiverSink<KafkaMessage>,
+    private readonly options: ResolvedOptions,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.commitAll(), this.options.commitIntervalMs);
+    this.timer.unref?.();
+    this.adapter.start(this).catch((err) => this.failed(err));
+  }
+
+  // ReceiverSession
+  request(n: number): void {
+    this.demand += n;
+    this.deliver();
+  }
+
+  settle(message: KafkaMessage, outcome: Settlement): void {
+    const m = message as TrackedKafkaMessage;
+    // A failed message is never finished: the partition's commit stops below it until it is redelivered.
+    if (outcome === 'done') m.tracker.finish(m.seq);
+    m.tracker.release();
+  }
+
+  cancel(): void {
+    if (this.stopped) return;
+    // Running handlers were cancelled with the subscription: commit what finished and leave.
+    this.stopIntake();
+    this.closing = this.shutdown(0, false);
+  }
+
+  // KafkaConsumerListener
+  batch(topic: string, partition: number, records: readonly KafkaRecord[]): void {
+    if (this.stopped || records.length === 0) return;
+    const id = `${topic}:${partition}`;
+    let tracker = this.live.get(id);
+    if (tracker === undefined) {
+      tracker = new PartitionTracker(topic, partition);
+      this.live.set(id, tracker);
+    }
+    for (const record of records) {
+      tracker.buffer.push(
+        new TrackedKafkaMessage(topic, partition, record, tracker, tracker.receive(record.offset)),
+      );
+    }
+    if (!tracker.queued) {
+      tracker.queued = true;
+      this.ready.push(tracker);
+    }
+    this.deliver();
+    if (!tracker.paused && tracker.buffer.size >= this.options.prefetch) {
+      tracker.paused = true;
+      this.adapter.pause([tracker]);
+    }
+  }
+
+  revoking(): void {
+    this.revokeAll();
+  }
+
+  assigned(partitions: readonly TopicPartition[]): void {
+    // Eager rebalancing: whatever was tracked before is gone; fetching restarts at committed offsets.
+    this.revokeAll();
+    if (this.stopped || partitions.length === 0) return;
+    // Pauses are not carried across a rebalance: every new tracker starts unpaused.
+    this.adapter.resume(partitions);
+  }
+
+  failed(error: unknown): void {
+    if (this.stopped) return;
+    this.stopIntake();
+    this.sink.error(error);
+    this.closing = this.shutdown(0, false);
+  }
+
+  /** Hands buffered messages to the sink while there is demand, one partition after another. */
+  private deliver(): void {
+    if (this.delivering) return;
+    this.delivering = true;
+    try {
+      while (this.demand > 0 && !this.stopped) {
+        const tracker = this.ready.shift();
+        if (tracker === undefined) break;
+        tracker.queued = false;
+        if (tracker.revoked) continue;
+        const message = tracker.buffer.shift() as TrackedKafkaMessage;
+        this.demand--;
+        tracker.inFlight++;
+        if (tracker.buffer.size > 0) {
+          tracker.queued = true;
+          this.ready.push(tracker);
+        }
+        if (tracker.paused && tracker.buffer.size <= this.options.prefetch >> 1) {
+          tracker.paused = false;
+          this.adapter.resume([tracker]);
+        }
+        this.sink.next(message);
+      }
+    } finally {
+      this.delivering = false;
+    }
+  }
+
+  /** Stops admitting every tracked partition, drops their queued messages, then drains and commits them. */
+  private revokeAll(): void {
+    if (this.live.size === 0) return;
+    const revoked = [...this.live.values()];
+    this.live.clear();
+    for (const tracker of revoked) {
+      tracker.revoked = true;
+      tracker.buffer.clear();
+    }
+    this.discardRevoked();
+    for (const tracker of revoked) this.draining.add(tracker);
+    void this.drain(revoked, this.options.revokeTimeoutMs);
+  }
+
+  /** Removes queued, not started messages of revoked partitions from the mailboxes; never settled. */
+  private discardRevoked(): void {
+    const discarded = this.sink.discard((m) => (m as TrackedKafkaMessage).tracker.revoked);
+    for (const m of discarded) (m as TrackedKafkaMessage).tracker.release();
+  }
+
+  /** Waits up to `timeoutMs` for the trackers' running messages, then commits their positions. */
+  private async drain(trackers: PartitionTracker[], timeoutMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.all(trackers.map((t) => t.idle())),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    await this.commit(trackers);
+    for (const tracker of trackers) this.draining.delete(tracker);
+  }
+
+  /** Commits the positions of every live and draining partition. */
+  commitAll(): Promise<void> {
+    return this.commit([...this.live.values(), ...this.draining]);
+  }
+
+  /** Commits the trackers' positions that are ahead of what this member committed; failures are retried next time. */
+  private commit(trackers: Iterable<PartitionTracker>): Promise<void> {
+    const next = this.commits.then(async () => {
+      const offsets: TopicPartitionOffset[] = [];
+      const positions: bigint[] = [];
+      for (const tracker of trackers) {
+        const position = tracker.position();
+        if (position === null) continue;
+        const id = `${tracker.topic}:${tracker.partition}`;
+        const at = BigInt(position);
+        const done = this.committed.get(id);
+        if (done !== undefined && done >= at) continue;
+        offsets.push({ topic: tracker.topic, partition: tracker.partition, offset: position });
+        positions.push(at);
+      }
+      if (offsets.length === 0) return;
+      try {
+        await this.adapter.commit(offsets);
+      } catch {
+        // Not committed (e.g. the group is rebalancing): the position stays and is committed next time,
+        // or its messages are delivered again — at-least-once either way.
+        return;
+      }
+      offsets.forEach((o, i) => {
+        const id = `${o.topic}:${o.partition}`;
+        const done = this.committed.get(id);
+        if (done === undefined || done < positions[i]) this.committed.set(id, positions[i]);
+      });
+    });
+    this.commits = next;
+    return next;
+  }
+
+  /** Graceful stop (see `KafkaReceiver.close`). */
+  close(timeoutMs: number): Promise<void> {
+    if (this.closing !== null) return this.closing;
+    this.stopIntake();
+    this.closing = this.shutdown(timeoutMs, true);
+    return this.closing;
+  }
+
+  private stopIntake(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    const trackers = [...this.live.values()];
+    for (const tracker of trackers) {
+      tracker.revoked = true;
+      tracker.buffer.clear();
+      this.draining.add(tracker);
+    }
+    this.live.clear();
+    this.ready.clear();
+    if (trackers.length > 0) this.adapter.pause(trackers);
+  }
+
+  /** Waits (bounded) for running messages, commits, completes the output if asked, and leaves the group. */
+  private async shutdown(timeoutMs: number, complete: boolean): Promise<void> {
+    try {
+      this.discardRevoked();
+      await this.drain([...this.draining], timeoutMs);
+      if (complete) this.sink.complete();
+    } finally {
+      await this.adapter.close().catch(() => undefined);
+      this.resolveEnded();
+    }
+  }
+}

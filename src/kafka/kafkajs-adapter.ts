@@ -1,0 +1,113 @@
+import type {
+  KafkaConsumerAdapter,
+  KafkaConsumerListener,
+  TopicPartition,
+  TopicPartitionOffset,
+} from './adapter';
+import type { KafkaRecord } from './message';
+
+/** The part of a kafkajs `Consumer` the adapter uses (typed structurally: kafkajs stays optional). */
+export interface KafkaJsConsumer {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  subscribe(subscription: { topics: Array<string | RegExp>; fromBeginning?: boolean }): Promise<void>;
+  run(config: {
+    autoCommit: boolean;
+    eachBatchAutoResolve: boolean;
+    eachBatch: (payload: KafkaJsBatchPayload) => Promise<void>;
+  }): Promise<void>;
+  commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string }>): Promise<void>;
+  pause(topics: Array<{ topic: string; partitions?: number[] }>): void;
+  resume(topics: Array<{ topic: string; partitions?: number[] }>): void;
+  on(eventName: any, listener: (event: any) => void): unknown;
+  readonly events: { GROUP_JOIN: string; REBALANCING: string; CRASH: string };
+}
+
+/** The part of kafkajs' `eachBatch` payload the adapter uses. */
+export interface KafkaJsBatchPayload {
+  batch: { topic: string; partition: number; messages: KafkaRecord[]; lastOffset(): string };
+  resolveOffset(offset: string): void;
+  isStale(): boolean;
+}
+
+export interface KafkaJsAdapterOptions {
+  /** Topics (names or patterns) to subscribe to. */
+  topics: Array<string | RegExp>;
+  /** Where a group without committed offsets starts: `true` earliest, `false` latest. Default false. */
+  fromBeginning?: boolean;
+}
+
+/**
+ * Adapts a kafkajs consumer (created, not yet connected) to the receiver. kafkajs rebalances eagerly
+ * and has no revocation callback: its REBALANCING event (emitted before it rejoins) stands for "all
+ * partitions are being revoked", GROUP_JOIN carries the new assignment. Offsets are never committed by
+ * kafkajs itself (`autoCommit: false`); fetched batches are resolved at once so fetching moves on.
+ */
+export function kafkajsAdapter(
+  consumer: KafkaJsConsumer,
+  options: KafkaJsAdapterOptions,
+): KafkaConsumerAdapter {
+  if (!Array.isArray(options?.topics) || options.topics.length === 0) {
+    throw new TypeError(
+      'kafkajsAdapter: expected `topics` to be a non-empty array of topic names or patterns',
+    );
+  }
+  const toTopics = (partitions: readonly TopicPartition[]) => {
+    const byTopic = new Map<string, number[]>();
+    for (const { topic, partition } of partitions) {
+      const list = byTopic.get(topic);
+      if (list === undefined) byTopic.set(topic, [partition]);
+      else list.push(partition);
+    }
+    return [...byTopic].map(([topic, list]) => ({ topic, partitions: list }));
+  };
+  /** `run` has been called: the consumer group exists, so pause/resume are allowed. */
+  let started = false;
+  return {
+    async start(listener: KafkaConsumerListener) {
+      consumer.on(consumer.events.REBALANCING, () => listener.revoking());
+      consumer.on(
+        consumer.events.GROUP_JOIN,
+        (event: { payload: { memberAssignment: Record<string, number[]> } }) => {
+          const assigned: TopicPartition[] = [];
+          for (const [topic, partitions] of Object.entries(event.payload.memberAssignment)) {
+            for (const partition of partitions) assigned.push({ topic, partition });
+          }
+          listener.assigned(assigned);
+        },
+      );
+      consumer.on(consumer.events.CRASH, (event: { payload: { error: unknown; restart: boolean } }) => {
+        if (!event.payload.restart) listener.failed(event.payload.error);
+      });
+      await consumer.connect();
+      await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
+      started = true;
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch: async ({ batch, resolveOffset, isStale }) => {
+          // A stale batch belongs to an assignment that has ended; the new owner fetches it again.
+          if (isStale() || batch.messages.length === 0) return;
+          listener.batch(batch.topic, batch.partition, batch.messages);
+          resolveOffset(batch.lastOffset());
+        },
+      });
+    },
+    // kafkajs throws on pause/resume before `run` has set the group up (e.g. when start failed): there
+    // is nothing being fetched to pause then.
+    pause(partitions) {
+      if (started) consumer.pause(toTopics(partitions));
+    },
+    resume(partitions) {
+      if (started) consumer.resume(toTopics(partitions));
+    },
+    commit(offsets: readonly TopicPartitionOffset[]) {
+      return consumer.commitOffsets(
+        offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset })),
+      );
+    },
+    close() {
+      return consumer.disconnect();
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { describe, functionOption } from '../options';
+import type { KafkaHeaders } from './message';
+
+/** The part of a kafkajs `Producer` the helper uses (structural; any client with this `send` fits). */
+export interface KafkaJsProducer {
+  send(record: {
+    topic: string;
+    messages: Array<{ key: string; value: string | Buffer; headers?: KafkaHeaders }>;
+  }): Promise<unknown>;
+}
+
+export interface KeyedProducerOptions<T> {
+  /** The topic to send to. */
+  topic: string;
+  /** The aggregate ID of a message: the record key, so every message of one aggregate lands in one partition. */
+  key: (message: T) => string;
+  /** The record value. Default `JSON.stringify(message)`. */
+  value?: (message: T) => string | Buffer;
+  /** Record headers of a message. Default none. */
+  headers?: (message: T) => KafkaHeaders;
+}
+
+/** Sends messages keyed by aggregate ID. */
+export interface KeyedProducer<T> {
+  /** Sends one message or several (in one request, in order); resolves when the broker has acknowledged them. */
+  send(messages: T | readonly T[]): Promise<void>;
+}
+
+/**
+ * A producer helper that keys every record by its aggregate ID. With the client's default partitioner
+ * (murmur2 of the key, as in the Java client) each key stays in one partition, so the consumer group
+ * delivers an aggregate's messages in order to one member, and `keyedDispatch` keeps that order per key.
+ * Use an idempotent producer (`idempotent: true`): retries then never duplicate or reorder records.
+ */
+export function keyedProducer<T>(
+  producer: KafkaJsProducer,
+  options: KeyedProducerOptions<T>,
+): KeyedProducer<T> {
+  if (typeof options?.topic !== 'string' || options.topic.length === 0) {
+    throw new TypeError(
+      `keyedProducer: expected \`topic\` to be a non-empty string, got ${describe(options?.topic)}`,
+    );
+  }
+  const { topic } = options;
+  const key = functionOption('keyedProducer', 'key', options.key);
+  const value =
+    options.value === undefined ? JSON.stringify : functionOption('keyedProducer', 'value', options.value);
+  const headers =
+    options.headers === undefined ? undefined : functionOption('keyedProducer', 'headers', options.headers);
+  const record = (message: T) => {
+    const k = key(message);
+    if (typeof k !== 'string' || k.length === 0) {
+      throw new TypeError(
+        `keyedProducer: \`key\` returned ${describe(k)}; every message needs its aggregate ID`,
+      );
+    }
+    return headers === undefined
+      ? { key: k, value: value(message) }
+      : { key: k, value: value(message), headers: headers(message) };
+  };
+  return {
+    async send(messages) {
+      const list = Array.isArray(messages) ? (messages as readonly T[]) : [messages as T];
+      if (list.length === 0) return;
+      await producer.send({ topic, messages: list.map(record) });
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import type { PartitionTracker } from './partition-tracker';
+
+/** One Kafka record as the receiver delivers it to `keyedDispatch`. */
+export interface KafkaMessage {
+  readonly topic: string;
+  readonly partition: number;
+  /** The record's offset (a 64-bit integer, as a decimal string). */
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: KafkaHeaders;
+  /** Milliseconds since the epoch, as a decimal string. */
+  readonly timestamp: string;
+}
+
+export type KafkaHeaders = Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+
+/** A fetched record as an adapter hands it over (before it is tied to a partition's tracker). */
+export interface KafkaRecord {
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: KafkaHeaders;
+  timestamp: string;
+}
+
+/**
+ * The message `keyedDispatch` dispatches. It remembers its partition's tracker and its place in it, so
+ * settling it is an array write, not a lookup.
+ */
+export class TrackedKafkaMessage implements KafkaMessage {
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: KafkaHeaders;
+  readonly offset: string;
+  readonly timestamp: string;
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    record: KafkaRecord,
+    /** @internal The partition tracker (of one assignment) this message belongs to. */
+    readonly tracker: PartitionTracker,
+    /** @internal The message's position in its tracker. */
+    readonly seq: number,
+  ) {
+    this.key = record.key;
+    this.value = record.value;
+    this.headers = record.headers ?? {};
+    this.offset = record.offset;
+    this.timestamp = record.timestamp;
+  }
+}
+
+/**
+ * The message's key as a UTF-8 string: a ready `key` for `keyedDispatch`. Throws a `TypeError` for a
+ * record without a key (it has no aggregate to be ordered within), which errors the dispatch.
+ */
+export function kafkaKey(message: KafkaMessage): string {
+  if (message.key === null) {
+    throw new TypeError(
+      `kafkaKey: the record at ${message.topic}/${message.partition}@${message.offset} has no key (null)`,
+    );
+  }
+  return message.key.toString('utf8');
+}
