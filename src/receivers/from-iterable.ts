@@ -24,7 +24,9 @@ class IterableReceiver<T> extends Receiver<T> {
   }
 
   [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
-    const iterator = this.iterable[Symbol.iterator]();
+    const iterator = Array.isArray(this.iterable)
+      ? arrayCursor<T>(this.iterable)
+      : this.iterable[Symbol.iterator]();
     const onSettled = this.onSettled;
     /** Requested and not yet delivered. */
     let demand = 0;
@@ -68,4 +70,23 @@ class IterableReceiver<T> extends Receiver<T> {
       },
     };
   }
+}
+
+/**
+ * An iterator over an array that reuses one result object: the pull loop reads each result before the
+ * next call, and an array's own iterator allocates a result per item (garbage on the hot path).
+ */
+function arrayCursor<T>(items: readonly T[]): Iterator<T> {
+  let index = 0;
+  const step = { value: undefined as T, done: false };
+  return {
+    next: () => {
+      if (index < items.length) step.value = items[index++];
+      else {
+        step.value = undefined as T;
+        step.done = true;
+      }
+      return step as IteratorResult<T>;
+    },
+  };
 }
