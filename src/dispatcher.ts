@@ -55,6 +55,9 @@ export class Dispatcher<T, K, R>
   private readonly timer: HandlerTimer | null;
   /** Handlers left to start before the next timed one. */
   private untilTimed: number;
+  /** The mailbox whose running handler is being timed (one at a time), and since when. */
+  private timed: Mailbox<T, K, R> | null = null;
+  private timedSince = 0;
   // Counters for stats; plain increments, read only on demand.
   private admitted = 0;
   private settled = 0;
@@ -184,7 +187,10 @@ export class Dispatcher<T, K, R>
     if (this.timer !== null && --this.untilTimed === 0) {
       this.untilTimed = this.timer.every;
       // The context is the mailbox running the message; it carries the start time to its settlement.
-      (context as Mailbox<T, K, R>).startedAt = performance.now();
+      if (this.timed === null) {
+        this.timed = context as Mailbox<T, K, R>;
+        this.timedSince = performance.now();
+      }
     }
     return this.options.handle(message, context);
   }
@@ -194,12 +200,12 @@ export class Dispatcher<T, K, R>
   }
 
   settle(mailbox: Mailbox<T, K, R>, message: T): void {
-    if (mailbox.startedAt !== 0) this.recordDuration(mailbox);
+    if (mailbox === this.timed) this.recordDuration();
     this.messageDone(message);
   }
 
   fail(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
-    if (mailbox.startedAt !== 0) this.recordDuration(mailbox);
+    if (mailbox === this.timed) this.recordDuration();
     this.messageFailed(message, error);
   }
 
@@ -232,9 +238,9 @@ export class Dispatcher<T, K, R>
     this.completeIfDone();
   }
 
-  private recordDuration(mailbox: Mailbox<T, K, R>): void {
-    this.timer?.record(performance.now() - mailbox.startedAt);
-    mailbox.startedAt = 0;
+  private recordDuration(): void {
+    this.timer?.record(performance.now() - this.timedSince);
+    this.timed = null;
   }
 
   retire(mailbox: Mailbox<T, K, R>): void {

@@ -75,8 +75,6 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   current: T | undefined = undefined;
   /** The running handler's subscription while it is asynchronous, to cancel it on teardown. */
   inner: Subscription | null = null;
-  /** When the owner started timing the running handler (`performance.now()`), or 0 when it does not time it. */
-  startedAt = 0;
   /** Bumped for each message, so a late notification from an earlier handler is ignored. */
   private generation = 0;
   /** True while the handler's Observable is being subscribed (its synchronous part). */
@@ -107,7 +105,6 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     this.key = undefined as K;
     this.current = undefined;
     this.inner = null;
-    this.startedAt = 0;
     this.generation++;
   }
 

@@ -9,7 +9,8 @@ export interface DispatchMetricsOptions {
   /** Keys listed in `hotKeys` of each snapshot (largest backlog first). Integer ≥ 0. Default 10. */
   hotKeys?: number;
   /**
-   * One handler in `sampleEvery` is timed for the latency histogram, and one lane run in `sampleEvery`
+   * One handler in `sampleEvery` is timed for the latency histogram (one at a time: a sample that falls
+   * due while another handler is still being timed is skipped), and one lane run in `sampleEvery`
    * for the busy ratio (its duration counts `sampleEvery` times). Reading the clock costs 50–150 ns, as
    * much as dispatching a message, so timing every one would halve the throughput of fast handlers;
    * 1 times everything (exact, for slow handlers or tests). Integer ≥ 1. Default 256 (at 64, the timing
