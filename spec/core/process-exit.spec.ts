@@ -9,7 +9,7 @@ function runFixture(mode: string): Promise<{ code: number | null; stdout: string
       ['-r', 'ts-node/register/transpile-only', fixture, mode],
       { timeout: 20_000 },
       (error, stdout) => {
-        if (error && error.killed) reject(new Error(`the process did not exit by itself (${mode})`));
+        if (error?.killed) reject(new Error(`the process did not exit by itself (${mode})`));
         else resolve({ code: child.exitCode, stdout });
       },
     );
