@@ -1,6 +1,6 @@
 import { from, Observable, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
-import { describe, functionOption, integerOption } from './options';
+import { describe, functionOption, integerOption, optionsObject } from './options';
 
 /** What a dead-letter handler is told about the message it receives. Safe to keep after the call. */
 export interface FailureContext<K> {
@@ -94,9 +94,7 @@ interface ResolvedRetryPolicy<T, K> {
  * Values emitted by a failed attempt have already been emitted; a retry emits its own.
  */
 export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): FailurePolicy<T, K> {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`retryPolicy: expected an options object, got ${describe(options)}`);
-  }
+  optionsObject('retryPolicy', options);
   const backoff = options.backoff ?? {};
   const initialMs = numberOption('backoff.initialMs', backoff.initialMs, 100, 0, Number.POSITIVE_INFINITY);
   const policy: ResolvedRetryPolicy<T, K> = {

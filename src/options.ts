@@ -66,9 +66,7 @@ export interface ResolvedDispatchOptions<T, K, R> {
 export function resolveDispatchOptions<T, K, R>(
   options: KeyedDispatchOptions<T, K, R>,
 ): ResolvedDispatchOptions<T, K, R> {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`keyedDispatch: expected an options object, got ${describe(options)}`);
-  }
+  optionsObject('keyedDispatch', options);
   const maxInFlight = integerOption('keyedDispatch', 'maxInFlight', options.maxInFlight, 256, 1);
   const onOverflow = options.onOverflow ?? 'buffer';
   if (onOverflow !== 'buffer' && onOverflow !== 'error') {
@@ -112,6 +110,13 @@ export function resolveDispatchOptions<T, K, R>(
 /** The `handle` of a dispatch on thread lanes: the handler runs in the threads, never here. */
 function runsInThreads(): never {
   throw new Error('keyedDispatch: a thread handler runs only in the threads of a ThreadExecutor');
+}
+
+/** Throws unless `options` is an object, naming its owner: every options bag is checked this way first. */
+export function optionsObject(owner: string, options: unknown): void {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${owner}: expected an options object, got ${describe(options)}`);
+  }
 }
 
 /** Validates an optional integer option with a lower bound, naming the option, the value and its type. */

@@ -36,3 +36,26 @@ apt_install() {
     $SUDO apt-get install -y -qq --no-install-recommends "$@"
   fi
 }
+
+# Runs `start|stop|status` under one lock per broker (parallel test set-ups queue instead of racing).
+# The broker script defines `start`, `stop` and `is_up`, and sets D, HOST and PORT.
+broker_main() {
+  mkdir -p "$D"
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$D/.lock"
+    flock -w 60 9 || { log "could not take $D/.lock within 60s"; exit 1; }
+  fi
+  case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    status)
+      if is_up; then
+        log "running on $HOST:$PORT ($(elapsed))"
+      else
+        log "not running ($(elapsed))"
+        return 1
+      fi
+      ;;
+    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  esac
+}

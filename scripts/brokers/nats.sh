@@ -108,25 +108,6 @@ stop() {
   log "stopped ($(elapsed))"
 }
 
-status() {
-  if healthy; then
-    log "running on $HOST:$PORT ($(elapsed))"
-  else
-    log "not running ($(elapsed))"
-    return 1
-  fi
-}
+is_up() { healthy; }
 
-# Serialise concurrent invocations (e.g. parallel test setup) on one lock file.
-mkdir -p "$D"
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$D/.lock"
-  flock -w 60 9 || { log "could not take $D/.lock within 60s"; exit 1; }
-fi
-
-case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
-  status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
-esac
+broker_main "$@"

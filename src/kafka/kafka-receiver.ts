@@ -1,5 +1,5 @@
 import { RingQueue } from '../internal/ring-queue';
-import { describe, integerOption } from '../options';
+import { integerOption, optionsObject } from '../options';
 import {
   openReceiver,
   Receiver,
@@ -44,9 +44,7 @@ interface ResolvedOptions {
 }
 
 function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`KafkaReceiver: expected an options object, got ${describe(options)}`);
-  }
+  optionsObject('KafkaReceiver', options);
   return {
     commitIntervalMs: integerOption('KafkaReceiver', 'commitIntervalMs', options.commitIntervalMs, 1000, 1),
     revokeTimeoutMs: integerOption('KafkaReceiver', 'revokeTimeoutMs', options.revokeTimeoutMs, 5000, 0),

@@ -1,6 +1,6 @@
 import { asyncScheduler, defer, interval, map, type Observable, type SchedulerLike } from 'rxjs';
 import { KeyedExecutor } from '../executor';
-import { describe, integerOption } from '../options';
+import { describe, integerOption, optionsObject } from '../options';
 import { type DispatchCounters, type DispatchSnapshot, DispatchStats, type HandlerTimer } from '../stats';
 import { Histogram, type LatencySummary } from './histogram';
 
@@ -103,9 +103,7 @@ export class DispatchMetrics extends DispatchStats {
     private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {
     super();
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError(`DispatchMetrics: expected an options object, got ${describe(options)}`);
-    }
+    optionsObject('DispatchMetrics', options);
     this.hotKeyCount = integerOption('DispatchMetrics', 'hotKeys', options.hotKeys, 10, 0);
     this.sampleEvery = integerOption('DispatchMetrics', 'sampleEvery', options.sampleEvery, 256, 1);
     const longTurnMs = options.longTurnMs;

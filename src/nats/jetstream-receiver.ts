@@ -1,5 +1,5 @@
 import type { Consumer, ConsumerMessages } from '@nats-io/jetstream';
-import { describe, functionOption, integerOption } from '../options';
+import { describe, functionOption, integerOption, optionsObject } from '../options';
 import {
   openReceiver,
   Receiver,
@@ -54,9 +54,7 @@ export function fromJetStream(options: JetStreamOptions): Receiver<JetStreamMess
 
 function resolveOptions(options: JetStreamOptions): ResolvedOptions {
   const owner = 'fromJetStream';
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${owner}: expected an options object, got ${describe(options)}`);
-  }
+  optionsObject(owner, options);
   const consumer = options.consumer as Partial<Consumer> | undefined;
   if (consumer === null || typeof consumer !== 'object' || typeof consumer.fetch !== 'function') {
     throw new TypeError(

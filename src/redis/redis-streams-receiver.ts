@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { describe, functionOption, integerOption } from '../options';
+import { describe, functionOption, integerOption, optionsObject } from '../options';
 import {
   openReceiver,
   Receiver,
@@ -67,9 +67,7 @@ export function fromRedisStreams(options: RedisStreamsOptions): Receiver<RedisSt
 
 function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
   const owner = 'fromRedisStreams';
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${owner}: expected an options object, got ${describe(options)}`);
-  }
+  optionsObject(owner, options);
   const redis = options.redis as Partial<Redis> | undefined;
   if (redis === null || typeof redis !== 'object' || typeof redis.duplicate !== 'function') {
     throw new TypeError(`${owner}: expected \`redis\` to be an ioredis client, got ${describe(redis)}`);

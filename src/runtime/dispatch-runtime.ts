@@ -2,7 +2,13 @@ import { asyncScheduler, Observable, type Observer, type SchedulerLike, type Sub
 import { Dispatcher } from '../dispatcher';
 import { threadLoop } from '../engine/lane-loop';
 import { KeyedExecutor } from '../executor';
-import { describe, integerOption, type KeyedDispatchOptions, resolveDispatchOptions } from '../options';
+import {
+  describe,
+  integerOption,
+  type KeyedDispatchOptions,
+  optionsObject,
+  resolveDispatchOptions,
+} from '../options';
 import { Intake } from './intake';
 
 /** One dispatcher of a runtime: where its messages come from, how they are handled, where results go. */
@@ -115,9 +121,7 @@ export class DispatchRuntime {
   private interrupt: (() => void) | null = null;
 
   constructor(options: DispatchRuntimeOptions) {
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError(`DispatchRuntime: expected an options object, got ${describe(options)}`);
-    }
+    optionsObject('DispatchRuntime', options);
     const components = options.components;
     if (!Array.isArray(components) || components.length === 0) {
       throw new TypeError(
