@@ -1,7 +1,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { KeyedExecutor, ThreadExecutor } from '../../src';
 import { median, type Scenario, table } from '../lib';
-import { calibrate, compare, dispatch, messages, RUNS, row } from '../threads-common';
+import { calibrate, compare, dispatch, messages, RUNS, row, WARMUPS } from '../threads-common';
 
 /** 1, 2, 4, ... threads up to the machine's processors (and the processor count itself). */
 function threadCounts(): number[] {
@@ -41,7 +41,7 @@ const scenario: Scenario = {
       .join(' / ');
     const text =
       `CPU-bound handler (~50 µs: ${iterations} hash rounds), 100,000 messages over 1,000 keys, maxInFlight 1024. ` +
-      `Medians of ${RUNS} runs per contender, round-robin after one warm-up each; load average at the end ` +
+      `Medians of ${RUNS} runs per contender, round-robin after ${WARMUPS} warm-up runs each; load average at the end ` +
       `${load} on ${availableParallelism()} cores.\n\n` +
       table(['contender', 'msgs/s (median)', 'range', 'per message', 'vs one event-loop lane'], rows);
     console.log(text);

@@ -2,7 +2,17 @@ import { availableParallelism, loadavg } from 'node:os';
 import { Piscina } from 'piscina';
 import { KeyedExecutor, ThreadExecutor } from '../../src';
 import { median, type Scenario, table } from '../lib';
-import { calibrate, compare, dispatch, HANDLERS, type Message, messages, RUNS, row } from '../threads-common';
+import {
+  calibrate,
+  compare,
+  dispatch,
+  HANDLERS,
+  type Message,
+  messages,
+  RUNS,
+  row,
+  WARMUPS,
+} from '../threads-common';
 
 const buildThreadWorker: () => Promise<unknown> = require('../../scripts/build-thread-worker.js');
 
@@ -77,7 +87,7 @@ const scenario: Scenario = {
       .map((l) => l.toFixed(1))
       .join(' / ');
     return (
-      `Medians of ${RUNS} runs per contender, run round-robin after one warm-up each. ` +
+      `Medians of ${RUNS} runs per contender, run round-robin after ${WARMUPS} warm-up runs each. ` +
       `Load average at the end (1 / 5 / 15 min): ${load} on ${availableParallelism()} cores; a load above the core count ` +
       `means other processes shared the CPUs and the ratios are less reliable.\n\n${sections.join('\n\n')}`
     );
