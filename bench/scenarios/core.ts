@@ -61,7 +61,7 @@ const scenario: Scenario = {
       ];
       const text =
         `### ${keys.toLocaleString('en-US')} keys\n\nMedian msgs/s over ${runs} alternating runs, each a fresh ` +
-        `process after a warm-up (min – max):\n\n${table(['pattern', 'msgs/s', 'range'], rows)}\n\n` +
+        `process after two full-size warm-up runs (min – max):\n\n${table(['pattern', 'msgs/s', 'range'], rows)}\n\n` +
         table(['ratio of medians', 'value'], ratios);
       console.log(`${text}\n`);
       sections.push(text);
