@@ -68,7 +68,8 @@ describe('retryPolicy on keyedDispatch', () => {
     });
   });
 
-  it('spaces attempts by initialMs × factor^(retry − 1), capped at maxMs', () => {
+  /** Virtual times at which the attempts of one always-conflicting message start under `policy`. */
+  function attemptStarts(policy: Parameters<typeof retryPolicy<Msg, string>>[0]): number[] {
     const scheduler = testScheduler();
     const startedAt: number[] = [];
     scheduler.run(({ cold }) => {
@@ -83,41 +84,28 @@ describe('retryPolicy on keyedDispatch', () => {
                 startedAt.push(scheduler.now());
                 return throwError(() => new VersionConflict());
               }),
-            onFailure: retryPolicy<Msg, string>({
-              maxAttempts: 5,
-              backoff: { initialMs: 10, factor: 2, maxMs: 30, jitter: 0 },
-            }),
+            onFailure: retryPolicy<Msg, string>(policy),
           }),
         )
         .subscribe();
+    });
+    return startedAt;
+  }
+
+  it('spaces attempts by initialMs × factor^(retry − 1), capped at maxMs', () => {
+    const startedAt = attemptStarts({
+      maxAttempts: 5,
+      backoff: { initialMs: 10, factor: 2, maxMs: 30, jitter: 0 },
     });
     expect(startedAt).toEqual([0, 10, 30, 60, 90]);
   });
 
   it('draws each delay from delay × [1 − jitter, 1 + jitter] with the random source', () => {
-    const scheduler = testScheduler();
-    const startedAt: number[] = [];
     const draws = [0, 1, 0.5];
-    scheduler.run(({ cold }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
-      cold('a|', { a: msg('x', '1') })
-        .pipe(
-          keyedDispatch({
-            executor,
-            key: (m: Msg) => m.key,
-            handle: () =>
-              defer(() => {
-                startedAt.push(scheduler.now());
-                return throwError(() => new VersionConflict());
-              }),
-            onFailure: retryPolicy<Msg, string>({
-              maxAttempts: 4,
-              backoff: { initialMs: 100, factor: 1, jitter: 0.5 },
-              random: () => draws.shift() as number,
-            }),
-          }),
-        )
-        .subscribe();
+    const startedAt = attemptStarts({
+      maxAttempts: 4,
+      backoff: { initialMs: 100, factor: 1, jitter: 0.5 },
+      random: () => draws.shift() as number,
     });
     const delays = startedAt.slice(1).map((t, i) => t - startedAt[i]);
     expect(delays).toEqual([50, 150, 100]);
