@@ -22,6 +22,26 @@ function spin(ms: number): void {
   }
 }
 
+/** Runs one message per key of `keys` to completion, each handler blocking its lane for `busyMs(message)`. */
+function runBusy(
+  keys: string,
+  busyMs: (m: Message) => number,
+  options: { stats?: DispatchMetrics; executor?: KeyedExecutor } = {},
+): void {
+  fromIterable(messages(keys))
+    .pipe(
+      keyedDispatch({
+        ...options,
+        key: (m: Message) => m.key,
+        handle: (m: Message) => {
+          spin(busyMs(m));
+          return [m];
+        },
+      }),
+    )
+    .subscribe();
+}
+
 /** A dispatch whose handlers wait on a Subject per message, completed by the test. */
 function gated(keys: string, metrics: DispatchMetrics, workers = 2) {
   const gates = new Map<number, Subject<void>>();
@@ -134,18 +154,7 @@ describe('DispatchMetrics', () => {
 
   it('times every handler from start to completion when sampleEvery is 1', () => {
     const metrics = new DispatchMetrics({ sampleEvery: 1 });
-    fromIterable(messages('abcd'))
-      .pipe(
-        keyedDispatch({
-          stats: metrics,
-          key: (m: Message) => m.key,
-          handle: (m: Message) => {
-            spin(2);
-            return [m];
-          },
-        }),
-      )
-      .subscribe();
+    runBusy('abcd', () => 2, { stats: metrics });
     const { latency } = metrics.read();
     expect(latency.count).toBe(4);
     expect(latency.p50Ms).toBeGreaterThanOrEqual(2 * 0.968);
@@ -163,19 +172,7 @@ describe('DispatchMetrics', () => {
   it('estimates the time each lane spends running', () => {
     const metrics = new DispatchMetrics({ sampleEvery: 1 });
     const executor = new KeyedExecutor({ workers: 2 });
-    fromIterable(messages('abcd'))
-      .pipe(
-        keyedDispatch({
-          executor,
-          stats: metrics,
-          key: (m: Message) => m.key,
-          handle: (m: Message) => {
-            spin(2);
-            return [m];
-          },
-        }),
-      )
-      .subscribe();
+    runBusy('abcd', () => 2, { stats: metrics, executor });
     const lanes = metrics.read().lanes;
     expect(lanes.map((l) => l.index)).toEqual([0, 1]);
     expect(lanes[0].busyMs + lanes[1].busyMs).toBeGreaterThanOrEqual(8);
@@ -184,18 +181,7 @@ describe('DispatchMetrics', () => {
 
   it('counts synchronous turns longer than `longTurnMs`', () => {
     const metrics = new DispatchMetrics({ longTurnMs: 5 });
-    fromIterable(messages('abc'))
-      .pipe(
-        keyedDispatch({
-          stats: metrics,
-          key: (m: Message) => m.key,
-          handle: (m: Message) => {
-            if (m.key !== 'b') spin(6);
-            return [m];
-          },
-        }),
-      )
-      .subscribe();
+    runBusy('abc', (m) => (m.key === 'b' ? 0 : 6), { stats: metrics });
     const { longTurns } = metrics.read();
     expect(longTurns.count).toBe(2);
     expect(longTurns.maxMs).toBeGreaterThanOrEqual(6);
@@ -207,17 +193,7 @@ describe('DispatchMetrics', () => {
       .pipe(keyedDispatch({ stats: metrics, key: (m: Message) => m.key, handle: (m: Message) => [m] }))
       .subscribe();
     await Promise.resolve(); // the watches stop in a microtask queued when the dispatcher ended
-    fromIterable(messages('b'))
-      .pipe(
-        keyedDispatch({
-          key: (m: Message) => m.key,
-          handle: (m: Message) => {
-            spin(3);
-            return [m];
-          },
-        }),
-      )
-      .subscribe();
+    runBusy('b', () => 3);
     expect(metrics.read().longTurns.count).toBe(0);
   });
 
