@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Lane } from './engine/lane';
-import { type BusyListener, type LongTurnListener, threadLoop } from './engine/lane-loop';
+import { type LongTurnListener, threadLoop } from './engine/lane-loop';
 import { functionOption, integerOption } from './options';
 
 /** Options of `KeyedExecutor`. */
@@ -139,14 +139,11 @@ export class KeyedExecutor {
   }
 
   /**
-   * @internal Estimates the time this executor's lanes spend running, for metrics: one run in `every` is
-   * timed and reported as `duration × every`. Returns the function that stops it.
+   * @internal Starts estimating the time the lanes spend running, into each lane's `busyMs` (one run
+   * in `every` is timed). The lanes of one thread are measured together. Returns the function that stops it.
    */
-  onBusy(every: number, listener: (laneIndex: number, estimatedMs: number) => void): () => void {
-    const watch: BusyListener = (lane, estimatedMs) => {
-      if (lane instanceof Lane && this.lanes[lane.index] === lane) listener(lane.index, estimatedMs);
-    };
-    return threadLoop.watchBusy(every, watch);
+  measureBusy(every: number): () => void {
+    return threadLoop.measureBusy(every);
   }
 
   /**

@@ -9,6 +9,11 @@ export interface Runnable {
 export interface LoopLane {
   readonly ready: RingQueue<Runnable>;
   state: LaneState;
+  /**
+   * Estimated milliseconds the lane spent running while its loop measured busy time (see
+   * `LaneLoop.measureBusy`); a plain sum, so metrics read differences of it.
+   */
+  busyMs: number;
 }
 
 export enum LaneState {
@@ -22,9 +27,6 @@ export enum LaneState {
 
 /** Reports a synchronous run that took longer than the loop's threshold. */
 export type LongTurnListener = (lane: LoopLane, durationMs: number) => void;
-
-/** Receives the estimated time a lane spent running (a sampled run's duration times the sampling interval). */
-export type BusyListener = (lane: LoopLane, estimatedMs: number) => void;
 
 /**
  * Runs the lanes of one thread: a trampoline over the lanes that have ready work, one runnable per
@@ -44,12 +46,19 @@ export class LaneLoop {
   /** Long synchronous runs are reported to these (empty unless someone asked for it). */
   private readonly longTurnListeners = new Set<{ thresholdMs: number; listener: LongTurnListener }>();
   private longTurnThresholdMs = Number.POSITIVE_INFINITY;
-  /** Busy-time meters (empty unless metrics are on): reading the clock costs ~100 ns, so only 1 run in `busyEvery` is timed. */
-  private readonly busyListeners = new Set<{ every: number; listener: BusyListener }>();
-  /** Runs between two timed samples; 0 when nobody measures busy time. */
-  private busyEvery = 0;
-  /** Runs left until the next timed sample. */
-  private untilBusySample = 0;
+  /** Sampling intervals asked for by busy-time meters (empty unless metrics are on). */
+  private readonly busyIntervals: number[] = [];
+  /**
+   * Runs between two timed runs: 1 while long turns are watched (every run is timed), the busy meters'
+   * sampling interval otherwise (reading the clock costs ~65 ns, as much as a trivial turn), 0 when
+   * nobody measures. One countdown serves both, so a measured loop pays one decrement per run.
+   */
+  private measureEvery = 0;
+  /** Runs left until the next timed one. */
+  private untilMeasured = 0;
+  /** The lane whose run is being timed now, and when it started (null between timed runs). */
+  private measuredLane: LoopLane | null = null;
+  private measuredSince = 0;
 
   /** Puts a lane that just got ready work into the run queue, and runs it now if nothing holds the loop. */
   wake(lane: LoopLane): void {
@@ -79,35 +88,40 @@ export class LaneLoop {
   }
 
   /**
-   * Estimates the time lanes spend running: times one run in `every` and reports its duration times
-   * `every` (an unbiased estimate; `every` = 1 times every run). Returns the function that stops it.
+   * Estimates the time lanes spend running into each lane's `busyMs`: times one run in `every` (every
+   * run while long turns are watched) and adds its duration times that interval, an unbiased
+   * estimate. Returns the function that stops it. No callback runs per sample: a listener closure
+   * inlined into the loop would be dropped with it at each garbage collection, and the loop with it.
    */
-  watchBusy(every: number, listener: BusyListener): () => void {
-    const entry = { every, listener };
-    this.busyListeners.add(entry);
-    this.updateBusyEvery();
+  measureBusy(every: number): () => void {
+    this.busyIntervals.push(every);
+    this.updateMeasureEvery();
+    let stopped = false;
     return () => {
-      this.busyListeners.delete(entry);
-      this.updateBusyEvery();
+      if (stopped) return;
+      stopped = true;
+      this.busyIntervals.splice(this.busyIntervals.indexOf(every), 1);
+      this.updateMeasureEvery();
     };
-  }
-
-  private updateBusyEvery(): void {
-    let min = 0;
-    for (const e of this.busyListeners) min = min === 0 ? e.every : Math.min(min, e.every);
-    this.busyEvery = min;
-    this.untilBusySample = min;
   }
 
   private updateThreshold(): void {
     let min = Number.POSITIVE_INFINITY;
     for (const e of this.longTurnListeners) min = Math.min(min, e.thresholdMs);
     this.longTurnThresholdMs = min;
+    this.updateMeasureEvery();
+  }
+
+  private updateMeasureEvery(): void {
+    let every = 0;
+    if (this.longTurnListeners.size > 0) every = 1;
+    else if (this.busyIntervals.length > 0) every = Math.min(...this.busyIntervals);
+    this.measureEvery = every;
+    this.untilMeasured = every;
   }
 
   private drain(): void {
     this.draining = true;
-    const timed = this.longTurnThresholdMs !== Number.POSITIVE_INFINITY;
     try {
       for (let lane = this.scheduled.shift(); lane !== undefined; lane = this.scheduled.shift()) {
         this.current = lane;
@@ -115,22 +129,11 @@ export class LaneLoop {
         // One runnable per lane per step; while no other lane waits, the lane keeps the thread.
         do {
           const runnable = lane.ready.shift() as Runnable;
-          const sampled = this.busyEvery !== 0 && --this.untilBusySample === 0;
-          const started = timed || sampled ? performance.now() : 0;
-          try {
-            runnable.run();
-          } catch (err) {
-            // A runnable never throws for a handler's error (those go to the dispatcher); this is a bug
-            // in scheduled user work. Report it like RxJS does, off the stack, and keep the loop going.
-            setTimeout(() => {
-              throw err;
-            });
-          }
-          if (timed || sampled) {
-            const durationMs = performance.now() - started;
-            if (timed) this.reportIfLong(lane, durationMs);
-            if (sampled) this.reportBusy(lane, durationMs);
-          }
+          // The timed run goes through this same call: a second call site for measured runs would have
+          // the compiler copy the whole turn into this loop a second time.
+          if (this.measureEvery !== 0 && --this.untilMeasured === 0) this.beginMeasure(lane);
+          runSafely(runnable);
+          if (this.measuredLane !== null) this.endMeasure();
         } while (lane.ready.size > 0 && this.scheduled.size === 0);
         if (lane.ready.size > 0) {
           lane.state = LaneState.Scheduled;
@@ -145,15 +148,36 @@ export class LaneLoop {
     }
   }
 
-  private reportBusy(lane: LoopLane, durationMs: number): void {
-    const every = this.busyEvery;
-    this.untilBusySample = every;
-    for (const e of this.busyListeners) e.listener(lane, durationMs * every);
+  private beginMeasure(lane: LoopLane): void {
+    this.untilMeasured = this.measureEvery;
+    this.measuredLane = lane;
+    this.measuredSince = performance.now();
   }
 
-  private reportIfLong(lane: LoopLane, durationMs: number): void {
-    if (durationMs < this.longTurnThresholdMs) return;
-    for (const e of this.longTurnListeners) if (durationMs >= e.thresholdMs) e.listener(lane, durationMs);
+  /** Reports the duration of the run that just ended. */
+  private endMeasure(): void {
+    const durationMs = performance.now() - this.measuredSince;
+    const lane = this.measuredLane as LoopLane;
+    this.measuredLane = null;
+    if (durationMs >= this.longTurnThresholdMs) {
+      for (const e of this.longTurnListeners) if (durationMs >= e.thresholdMs) e.listener(lane, durationMs);
+    }
+    // One run in `measureEvery` is timed, so its duration stands for that many runs: an unbiased estimate.
+    if (this.busyIntervals.length > 0) lane.busyMs += durationMs * this.measureEvery;
+  }
+}
+
+/**
+ * A runnable never throws for a handler's error (those go to the dispatcher); a throw is a bug in
+ * scheduled user work. Report it like RxJS does, off the stack, and keep the loop going.
+ */
+function runSafely(runnable: Runnable): void {
+  try {
+    runnable.run();
+  } catch (err) {
+    setTimeout(() => {
+      throw err;
+    });
   }
 }
 

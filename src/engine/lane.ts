@@ -13,6 +13,7 @@ export class Lane implements SchedulerLike, LoopLane {
   state = LaneState.Parked;
   /** Live mailboxes pinned to this lane (its load, for placing new mailboxes). */
   pinned = 0;
+  busyMs = 0;
 
   constructor(
     /** Position of the lane in its executor, from 0. */

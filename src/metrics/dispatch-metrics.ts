@@ -80,8 +80,10 @@ export class DispatchMetrics extends DispatchStats {
   readonly longTurnMs: number | undefined;
   /** Timed handler durations since the dispatcher started. */
   private readonly latency = new Histogram();
-  /** Estimated busy milliseconds per lane index since the dispatcher started. */
-  private busyMs: number[] = [];
+  /** Each lane's `busyMs` when the dispatcher started: the lanes keep one running sum for all meters. */
+  private busyBase: number[] = [];
+  /** Estimated busy milliseconds per lane over the dispatcher's run, fixed once it has ended (null while it runs). */
+  private busyFinal: number[] | null = null;
   private longTurnCount = 0;
   private longTurnMaxMs = 0;
   /** The executor of the last dispatcher attached: its lanes stay readable after the dispatcher ends. */
@@ -116,15 +118,7 @@ export class DispatchMetrics extends DispatchStats {
       );
     }
     this.longTurnMs = longTurnMs;
-    const latency = this.latency;
-    const listeners = this.durationListeners;
-    this.timer = {
-      every: this.sampleEvery,
-      record: (ms) => {
-        latency.record(ms);
-        for (const listener of listeners) listener(ms);
-      },
-    };
+    this.timer = new LatencyRecorder(this.sampleEvery, this.latency, this.durationListeners);
     this.start = this.baseline();
   }
 
@@ -144,12 +138,12 @@ export class DispatchMetrics extends DispatchStats {
     // Lane figures come from event-loop lanes; thread lanes report dispatcher counters and latency only.
     const executor = source.executor instanceof KeyedExecutor ? source.executor : null;
     this.executor = executor;
-    this.busyMs = executor ? executor.lanes.map(() => 0) : [];
-    this.start = this.baseline();
     this.endedAt = null;
+    this.busyFinal = null;
+    if (executor !== null) this.unwatch.push(executor.measureBusy(this.sampleEvery));
+    this.busyBase = executor ? executor.lanes.map((lane) => lane.busyMs) : [];
+    this.start = this.baseline();
     if (executor === null) return;
-    const busy = this.busyMs;
-    this.unwatch.push(executor.onBusy(this.sampleEvery, (lane, ms) => (busy[lane] += ms)));
     if (this.longTurnMs !== undefined) {
       this.unwatch.push(
         executor.onLongTurn(this.longTurnMs, (_lane, ms) => {
@@ -168,7 +162,9 @@ export class DispatchMetrics extends DispatchStats {
     // miss that run's duration, so they stop once the current synchronous work is done.
     const unwatch = this.unwatch;
     this.unwatch = [];
+    const run = this.run;
     queueMicrotask(() => {
+      if (this.run === run) this.busyFinal = this.busyNow();
       for (const stop of unwatch) stop();
     });
     this.endedAt = this.scheduler.now();
@@ -209,8 +205,9 @@ export class DispatchMetrics extends DispatchStats {
     const counters = this.snapshot();
     const windowMs = Math.max(0, now - from.time);
     const perSecond = (n: number) => (windowMs > 0 ? (n * 1000) / windowMs : 0);
+    const busy = this.busyFinal ?? this.busyNow();
     const lanes = (this.executor?.lanes ?? []).map((lane, i) => {
-      const busyMs = this.busyMs[i] ?? 0;
+      const busyMs = busy[i] ?? 0;
       const ratio = windowMs > 0 ? (busyMs - (from.busyMs[i] ?? 0)) / windowMs : 0;
       return {
         index: lane.index,
@@ -242,13 +239,35 @@ export class DispatchMetrics extends DispatchStats {
       admitted: counters.admitted,
       settled: counters.settled,
       latency: this.latency.copy(),
-      busyMs: [...this.busyMs],
+      busyMs: this.busyFinal ?? this.busyNow(),
     };
+  }
+
+  /** Estimated busy milliseconds per lane since the dispatcher started. */
+  private busyNow(): number[] {
+    return (this.executor?.lanes ?? []).map((lane, i) => lane.busyMs - (this.busyBase[i] ?? 0));
   }
 
   private stopWatching(): void {
     for (const stop of this.unwatch) stop();
     this.unwatch = [];
+  }
+}
+
+/**
+ * The handler timer given to dispatchers. A class rather than a closure: the dispatcher's optimized code
+ * stays valid from one metrics object to the next.
+ */
+class LatencyRecorder implements HandlerTimer {
+  constructor(
+    readonly every: number,
+    private readonly latency: Histogram,
+    private readonly listeners: ReadonlySet<(durationMs: number) => void>,
+  ) {}
+
+  record(durationMs: number): void {
+    this.latency.record(durationMs);
+    if (this.listeners.size > 0) for (const listener of this.listeners) listener(durationMs);
   }
 }
 
