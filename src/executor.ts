@@ -65,7 +65,7 @@ export class KeyedExecutor {
     private readonly isShared = false,
   ) {
     const workers = integerOption('KeyedExecutor', 'workers', options.workers, availableParallelism(), 1);
-    this.lanes = Array.from({ length: workers }, (_, i) => new Lane(i, threadLoop));
+    this.lanes = Array.from({ length: workers }, (_, i) => new Lane(i, threadLoop, this));
     const longTurnMs = integerOption('KeyedExecutor', 'longTurnMs', options.longTurnMs, 50, 1);
     if (options.onLongTurn !== undefined) {
       const listener = functionOption('KeyedExecutor', 'onLongTurn', options.onLongTurn);
@@ -79,8 +79,8 @@ export class KeyedExecutor {
 
   /** The lane of this executor that is running on this thread right now, or null. */
   get currentLane(): Lane | null {
-    const lane = threadLoop.current;
-    return lane instanceof Lane && this.lanes[lane.index] === lane ? lane : null;
+    const lane = threadLoop.current as Lane | null;
+    return lane !== null && lane.owner === this ? lane : null;
   }
 
   /** Live mailboxes pinned to the lanes, across all dispatchers. */
@@ -133,7 +133,7 @@ export class KeyedExecutor {
    */
   onLongTurn(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void {
     const watch: LongTurnListener = (lane, durationMs) => {
-      if (lane instanceof Lane && this.lanes[lane.index] === lane) listener(lane.index, durationMs);
+      if ((lane as Lane).owner === this) listener((lane as Lane).index, durationMs);
     };
     return threadLoop.watchLongTurns(thresholdMs, watch);
   }

@@ -19,6 +19,8 @@ export class Lane implements SchedulerLike, LoopLane {
     /** Position of the lane in its executor, from 0. */
     readonly index: number,
     readonly loop: LaneLoop,
+    /** The executor the lane belongs to (null for a thread's own lane), so it can tell its lanes in O(1). */
+    readonly owner: object | null = null,
   ) {}
 
   /** True while the loop is running this lane and nothing else is queued on it. */

@@ -138,7 +138,11 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     }
   }
 
-  /** Runs one message's handler; true when it finished (completed or failed) synchronously. */
+  /**
+   * Runs one message's handler; true when it finished (completed or failed) synchronously. Kept small,
+   * with the array case inline and the others in their own methods, so the compiler can inline it
+   * into the turn.
+   */
   private start(message: T): boolean {
     const owner = this.owner;
     const generation = ++this.generation;
@@ -151,12 +155,16 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       owner.fail(this, message, err);
       return true;
     }
-    if (Array.isArray(input)) {
-      for (let i = 0; i < input.length && !owner.closed; i++) owner.emit(input[i]);
-      this.current = undefined;
-      if (!owner.closed) owner.settle(this, message);
-      return true;
-    }
+    if (!Array.isArray(input)) return this.subscribeTo(message, input, generation);
+    for (let i = 0; i < input.length && !owner.closed; i++) owner.emit(input[i]);
+    this.current = undefined;
+    if (!owner.closed) owner.settle(this, message);
+    return true;
+  }
+
+  /** Runs a handler's Promise or Observable (or other ObservableInput); true when it finished synchronously. */
+  private subscribeTo(message: T, input: ObservableInput<R>, generation: number): boolean {
+    const owner = this.owner;
     if (isPromiseLike<R>(input)) {
       input.then(
         (value) => this.deliver(generation, Note.NextThenComplete, value),
