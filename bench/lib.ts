@@ -86,7 +86,7 @@ export function bundle(entry: string): string {
     outfile,
     logLevel: 'warning',
     // Children import bench/lib for small helpers; the bundler itself never runs in them.
-    external: ['esbuild'],
+    external: ['esbuild', 'piscina'],
   });
   return outfile;
 }

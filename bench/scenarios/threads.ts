@@ -1,96 +1,24 @@
-import { availableParallelism, loadavg } from 'node:os';
-import { Piscina } from 'piscina';
-import { KeyedExecutor, ThreadExecutor } from '../../src';
-import { median, type Scenario, table } from '../lib';
-import {
-  calibrate,
-  compare,
-  dispatch,
-  HANDLERS,
-  type Message,
-  messages,
-  RUNS,
-  row,
-  WARMUPS,
-} from '../threads-common';
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundle, runChild, type Scenario } from '../lib';
+import { HANDLERS } from '../threads-common';
 
 const buildThreadWorker: () => Promise<unknown> = require('../../scripts/build-thread-worker.js');
-
-/** Runs `batch` on piscina with `outstanding` tasks in flight (it gives no ordering); returns msgs/s. */
-async function piscina(pool: Piscina, batch: Message[], outstanding: number): Promise<number> {
-  const started = performance.now();
-  let next = 0;
-  const lane = async () => {
-    while (next < batch.length) await pool.run(batch[next++], { name: 'trivial' });
-  };
-  await Promise.all(Array.from({ length: outstanding }, lane));
-  return (batch.length * 1000) / (performance.now() - started);
-}
 
 const scenario: Scenario = {
   title: 'thread lanes: CPU-bound scaling and the cost of the thread boundary',
   async run() {
+    // Measured as the package ships: the library bundled (as tsup builds dist/), with the worker script
+    // next to the bundle (as dist/thread-worker.js is), in a fresh process. The handler module is
+    // passed by path: the bundle lives elsewhere.
     await buildThreadWorker();
-    const sections: string[] = [];
-    const header = ['contender', 'msgs/s (median)', 'range', 'per message', 'vs first row'];
-
-    // (a) CPU-bound handler of ~50 µs, 20,000 messages over 100 keys.
-    const iterations = calibrate(50);
-    const cpu = messages(20_000, 100, iterations);
-    const oneLane = new KeyedExecutor({ workers: 1 });
-    const twoThreads = new ThreadExecutor({ workers: 2 });
-    const a = await compare([
-      ['event-loop lanes, 1 lane', () => dispatch(cpu, oneLane, 'price', 256)],
-      ['thread lanes, 2 threads', () => dispatch(cpu, twoThreads, 'price', 256)],
-    ]);
-    const aBase = median(a.get('event-loop lanes, 1 lane') ?? []);
-    const aRows = [...a].map(([name, values]) => row(name, values, aBase));
-    const speedup = median(a.get('thread lanes, 2 threads') ?? []) / aBase;
-    sections.push(
-      `### (a) CPU-bound handler (~50 µs: ${iterations} hash rounds), 20,000 messages, 100 keys, maxInFlight 256\n\n${table(header, aRows)}\n\n` +
-        `Thread lanes (2 threads) vs one event-loop lane: **${speedup.toFixed(2)}×** (target ≥ 1.8×: ${speedup >= 1.8 ? 'met' : 'missed'}).`,
+    const child = bundle('scenarios/threads-child.ts');
+    copyFileSync(
+      join(__dirname, '..', '..', '.build', 'thread-worker.js'),
+      join(child, '..', 'thread-worker.js'),
     );
-    console.log(sections[sections.length - 1]);
-
-    // (b) Trivial handler, 200,000 messages over 1,000 keys: the cost of the thread boundary.
-    const trivial = messages(200_000, 1_000, 0);
-    const pool = new Piscina({ filename: HANDLERS, minThreads: 2, maxThreads: 2 });
-    const b = await compare([
-      ['piscina 5, 2 threads, 256 tasks outstanding (no ordering)', () => piscina(pool, trivial, 256)],
-      ['thread lanes, 2 threads, maxInFlight 256', () => dispatch(trivial, twoThreads, 'trivial', 256)],
-      ['thread lanes, 2 threads, maxInFlight 4096', () => dispatch(trivial, twoThreads, 'trivial', 4096)],
-      [
-        'event-loop lanes, 1 lane, maxInFlight 4096 (no thread boundary)',
-        () => dispatch(trivial, oneLane, 'trivial', 4096),
-      ],
-    ]);
-    await pool.destroy();
-    const bBase = median(b.get('piscina 5, 2 threads, 256 tasks outstanding (no ordering)') ?? []);
-    const bRows = [...b].map(([name, values]) => row(name, values, bBase));
-    const best = Math.max(
-      median(b.get('thread lanes, 2 threads, maxInFlight 256') ?? []),
-      median(b.get('thread lanes, 2 threads, maxInFlight 4096') ?? []),
-    );
-    const loop = median(b.get('event-loop lanes, 1 lane, maxInFlight 4096 (no thread boundary)') ?? []);
-    const boundaryUs = 1e6 / best - 1e6 / loop;
-    sections.push(
-      `### (b) Trivial handler, 200,000 messages, 1,000 keys\n\n${table(header, bRows)}\n\n` +
-        `Best thread lanes vs piscina: **${(best / bBase).toFixed(2)}×** (target ≥ 8×: ${best / bBase >= 8 ? 'met' : 'missed'}). ` +
-        `Per-message cost of the thread boundary (best thread lanes minus event-loop lanes, main-thread wall time): ` +
-        `**${boundaryUs.toFixed(2)} µs**.`,
-    );
-    console.log(sections[sections.length - 1]);
-
-    await twoThreads.close();
-    await oneLane.close();
-    const load = loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' / ');
-    return (
-      `Medians of ${RUNS} runs per contender, run round-robin after ${WARMUPS} warm-up runs each. ` +
-      `Load average at the end (1 / 5 / 15 min): ${load} on ${availableParallelism()} cores; a load above the core count ` +
-      `means other processes shared the CPUs and the ratios are less reliable.\n\n${sections.join('\n\n')}`
-    );
+    process.env.THREADS_BENCH_HANDLERS = HANDLERS;
+    return runChild<{ markdown: string }>(child, []).markdown;
   },
 };
 

@@ -119,6 +119,37 @@ describe('thread lanes', () => {
     }
   });
 
+  it('carries `undefined` values and `undefined` errors back from a thread like any other', async () => {
+    const executor = new ThreadExecutor({ workers: 2 });
+    try {
+      const settled: string[] = [];
+      const values: unknown[] = [];
+      const failure = await new Promise<{ error: unknown }>((resolve, reject) => {
+        fromIterable(
+          [1, 2, 3].map((n) => ({ key: 'k', n })),
+          { onSettled: (m, outcome) => settled.push(`${m.n}:${outcome}`) },
+        )
+          .pipe(
+            keyedDispatch<Msg, string, unknown>({
+              executor,
+              key: (m) => m.key,
+              handle: threadHandler(FIXTURES, 'undefinedValues'),
+            }),
+          )
+          .subscribe({
+            next: (v) => values.push(v),
+            error: (error: unknown) => resolve({ error }),
+            complete: () => reject(new Error('expected message 3 to error the output')),
+          });
+      });
+      expect(values).toEqual([undefined, 1, undefined, 2]);
+      expect(failure.error).toBeUndefined();
+      expect(settled).toEqual(['1:done', '2:done', '3:failed']);
+    } finally {
+      await executor.close();
+    }
+  });
+
   it('lets dispatchers with different handler modules share one thread set', async () => {
     const executor = new ThreadExecutor({ workers: 2 });
     try {
