@@ -3,7 +3,8 @@
  * this file; it imports nothing at run time, so the thread side never loads main-thread code.
  *
  * Both directions are batched: each side appends operations to one flat array per thread and posts it
- * once per microtask (or sooner when it grows past `FLUSH_AT` entries), so the fixed cost of a
+ * later (the main thread once per microtask, a thread when it runs out of work or every few
+ * milliseconds; either sooner when it grows past `FLUSH_AT` entries), so the fixed cost of a
  * `postMessage` is shared by every message in the batch. A batch is a flat array of operations, each an
  * op code followed by a fixed number of fields; flat arrays of primitives are the cheapest shape for
  * structured clone.
