@@ -1,5 +1,6 @@
 // Measured runs of one contender in a fresh process: `core-child <contender> <keys> [runs]`.
-// Prints `{ "msgsPerSecond": n }` (the median of the runs) on its last line.
+// Prints `{ "msgsPerSecond": n }` (the median of the runs) on its last line; `pairs` prints
+// `{ "ratios": [...] }` (throughput with metrics / without, one per alternating pair).
 import { concatMap, from, groupBy, mergeMap, type Observable, of } from 'rxjs';
 import { DispatchMetrics, fromIterable, KeyedExecutor, keyedDispatch } from '../../src';
 import { handMailboxLoop } from '../baselines/hand-mailbox';
@@ -65,6 +66,31 @@ async function handLoop(input: Message[]): Promise<number> {
   return n;
 }
 
+/**
+ * `pairs`: the cost of metrics measured inside one process, where both variants share the machine's
+ * state of the moment: runs without and with metrics alternate, and each pair's ratio is printed.
+ */
+async function pairs(input: Message[], executor: KeyedExecutor, count: number): Promise<number[]> {
+  const metrics = new DispatchMetrics();
+  const timed = async (run: () => Promise<number>) => {
+    collect();
+    const started = performance.now();
+    await run();
+    return performance.now() - started;
+  };
+  for (let w = 0; w < 2; w++) {
+    await ours(input, handlers.array, executor);
+    await oursWithMetrics(input, handlers.array, executor, metrics);
+  }
+  const ratios: number[] = [];
+  for (let r = 0; r < count; r++) {
+    const without = await timed(() => ours(input, handlers.array, executor));
+    const withMetrics = await timed(() => oursWithMetrics(input, handlers.array, executor, metrics));
+    ratios.push(without / withMetrics);
+  }
+  return ratios;
+}
+
 async function main(): Promise<void> {
   const [contender, keysArg, runsArg] = process.argv.slice(2);
   const keys = Number(keysArg);
@@ -72,6 +98,10 @@ async function main(): Promise<void> {
   const input = new Array<Message>(MESSAGES);
   for (let i = 0; i < MESSAGES; i++) input[i] = { key: i % keys, seq: i };
   const executor = new KeyedExecutor();
+  if (contender === 'pairs') {
+    console.log(JSON.stringify({ ratios: await pairs(input, executor, runs) }));
+    return;
+  }
   const [kind, handlerName, extra] = contender.split(':');
   const handle = handlers[handlerName ?? 'array'];
   // One metrics object for the process, as an application holds one per long-lived dispatcher.
