@@ -140,10 +140,10 @@ export class DispatchMetrics extends DispatchStats {
     this.executor = executor;
     this.endedAt = null;
     this.busyFinal = null;
-    if (executor !== null) this.unwatch.push(executor.measureBusy(this.sampleEvery));
     this.busyBase = executor ? executor.lanes.map((lane) => lane.busyMs) : [];
     this.start = this.baseline();
     if (executor === null) return;
+    this.unwatch.push(executor.measureBusy(this.sampleEvery));
     if (this.longTurnMs !== undefined) {
       this.unwatch.push(
         executor.onLongTurn(this.longTurnMs, (_lane, ms) => {
@@ -164,7 +164,7 @@ export class DispatchMetrics extends DispatchStats {
     this.unwatch = [];
     const run = this.run;
     queueMicrotask(() => {
-      if (this.run === run) this.busyFinal = this.busyNow();
+      if (this.run === run) this.busyFinal = this.laneBusy();
       for (const stop of unwatch) stop();
     });
     this.endedAt = this.scheduler.now();
@@ -205,7 +205,7 @@ export class DispatchMetrics extends DispatchStats {
     const counters = this.snapshot();
     const windowMs = Math.max(0, now - from.time);
     const perSecond = (n: number) => (windowMs > 0 ? (n * 1000) / windowMs : 0);
-    const busy = this.busyFinal ?? this.busyNow();
+    const busy = this.laneBusy();
     const lanes = (this.executor?.lanes ?? []).map((lane, i) => {
       const busyMs = busy[i] ?? 0;
       const ratio = windowMs > 0 ? (busyMs - (from.busyMs[i] ?? 0)) / windowMs : 0;
@@ -239,12 +239,13 @@ export class DispatchMetrics extends DispatchStats {
       admitted: counters.admitted,
       settled: counters.settled,
       latency: this.latency.copy(),
-      busyMs: this.busyFinal ?? this.busyNow(),
+      busyMs: this.laneBusy(),
     };
   }
 
-  /** Estimated busy milliseconds per lane since the dispatcher started. */
-  private busyNow(): number[] {
+  /** Estimated busy milliseconds per lane since the dispatcher started: live while it runs, fixed once it has ended. */
+  private laneBusy(): number[] {
+    if (this.busyFinal !== null) return this.busyFinal;
     return (this.executor?.lanes ?? []).map((lane, i) => lane.busyMs - (this.busyBase[i] ?? 0));
   }
 
@@ -267,7 +268,7 @@ class LatencyRecorder implements HandlerTimer {
 
   record(durationMs: number): void {
     this.latency.record(durationMs);
-    if (this.listeners.size > 0) for (const listener of this.listeners) listener(durationMs);
+    for (const listener of this.listeners) listener(durationMs);
   }
 }
 
