@@ -72,23 +72,28 @@ async function handLoop(input: Message[]): Promise<number> {
  */
 async function pairs(input: Message[], executor: KeyedExecutor, count: number): Promise<number[]> {
   const metrics = new DispatchMetrics();
-  const timed = async (run: () => Promise<number>) => {
-    collect();
-    const started = performance.now();
-    await run();
-    return performance.now() - started;
-  };
+  const without = () => ours(input, handlers.array, executor);
+  const withMetrics = () => oursWithMetrics(input, handlers.array, executor, metrics);
   for (let w = 0; w < 2; w++) {
-    await ours(input, handlers.array, executor);
-    await oursWithMetrics(input, handlers.array, executor, metrics);
+    await without();
+    await withMetrics();
   }
   const ratios: number[] = [];
   for (let r = 0; r < count; r++) {
-    const without = await timed(() => ours(input, handlers.array, executor));
-    const withMetrics = await timed(() => oursWithMetrics(input, handlers.array, executor, metrics));
-    ratios.push(without / withMetrics);
+    const plain = await measured('ours:array', without);
+    ratios.push((await measured('ours:array:metrics', withMetrics)) / plain);
   }
   return ratios;
+}
+
+/** One measured run after a collection: msgs/s, checking that every message was handled. */
+async function measured(contender: string, run: () => Promise<number>): Promise<number> {
+  collect();
+  const started = performance.now();
+  const handled = await run();
+  const seconds = (performance.now() - started) / 1000;
+  if (handled !== MESSAGES) throw new Error(`${contender} handled ${handled} of ${MESSAGES}`);
+  return MESSAGES / seconds;
 }
 
 async function main(): Promise<void> {
@@ -120,14 +125,7 @@ async function main(): Promise<void> {
     collect();
   }
   const rates: number[] = [];
-  for (let r = 0; r < runs; r++) {
-    collect();
-    const started = performance.now();
-    const handled = await run(input);
-    const seconds = (performance.now() - started) / 1000;
-    if (handled !== MESSAGES) throw new Error(`${contender} handled ${handled} of ${MESSAGES}`);
-    rates.push(MESSAGES / seconds);
-  }
+  for (let r = 0; r < runs; r++) rates.push(await measured(contender, () => run(input)));
   console.log(JSON.stringify({ msgsPerSecond: median(rates) }));
 }
 
