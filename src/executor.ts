@@ -96,10 +96,13 @@ export class KeyedExecutor {
     const current = this.currentLane;
     if (current !== null && current.ready.size === 0) return current;
     const n = lanes.length;
-    for (let i = 0; i < n; i++) {
-      const lane = lanes[(this.parkedCursor + i) % n];
+    // Wraps by comparison, not `%`: this runs for every new mailbox, and an integer division costs more
+    // than the rest of the scan.
+    for (let i = 0, at = this.parkedCursor; i < n; i++) {
+      const lane = lanes[at];
+      if (++at === n) at = 0;
       if (lane.parked) {
-        this.parkedCursor = (lane.index + 1) % n;
+        this.parkedCursor = at;
         return lane;
       }
     }

@@ -94,6 +94,48 @@ describe('thread lanes', () => {
     }
   });
 
+  it('keeps a respawn budget per lane: a crash loop on one lane does not stop another lane from replacing its thread', async () => {
+    const executor = new ThreadExecutor({ workers: 2, maxRespawnsPerMinute: 1 });
+    const crashingOn = (messages: Msg[], settled: string[]) =>
+      lastValueFrom(
+        fromIterable(messages, {
+          onSettled: (m, outcome) => settled.push(`${m.key}${m.n}:${outcome}`),
+        }).pipe(
+          keyedDispatch<Msg, string, Ran>({
+            executor,
+            key: (m) => m.key,
+            handle: threadHandler(FIXTURES, 'crashing'),
+          }),
+          toArray(),
+        ),
+      );
+    try {
+      // The poison message spends its lane's one respawn, then takes the lane down.
+      const poison = crashCounter();
+      const poisonSettled: string[] = [];
+      await expect(
+        crashingOn([{ key: 'poison', n: 1, crash: 'exit', always: true, crashes: poison }], poisonSettled),
+      ).rejects.toBeInstanceOf(ThreadCrashLoopError);
+      expect(poison[0]).toBe(2);
+      // The next key goes to the other lane (the poisoned one is down); its thread dies once and is replaced.
+      const once = crashCounter();
+      const settled: string[] = [];
+      const values = await crashingOn(
+        [
+          { key: 'k', n: 1, crash: 'exit', crashes: once },
+          { key: 'k', n: 2 },
+        ],
+        settled,
+      );
+      expect(once[0]).toBe(2); // the crash, then the run on the replacement
+      expect(values.map((v) => v.n)).toEqual([1, 2]);
+      expect(new Set(values.map((v) => v.thread)).size).toBe(1);
+      expect(settled).toEqual(['k1:done', 'k2:done']);
+    } finally {
+      await executor.close();
+    }
+  });
+
   it('moves transferred buffers both ways', async () => {
     const executor = new ThreadExecutor({ workers: 1 });
     try {

@@ -4,8 +4,8 @@ function cause(exitCode: number, error: unknown): string {
 }
 
 /**
- * A thread lane died and was not allowed to respawn at once: more than `maxRespawnsPerMinute` threads
- * of the executor died within a minute. Every message the dead thread held fails with this error.
+ * A thread lane died and was not allowed to respawn at once: its thread had already been replaced
+ * `maxRespawnsPerMinute` times within a minute. Every message the dead thread held fails with this error.
  */
 export class ThreadCrashLoopError extends Error {
   override name = 'ThreadCrashLoopError';

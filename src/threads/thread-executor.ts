@@ -23,9 +23,10 @@ export interface ThreadExecutorOptions {
   /** V8 heap limits of each thread (`worker_threads` `resourceLimits`); a thread that exceeds them dies and is replaced. Default: Node's. */
   resourceLimits?: ResourceLimits;
   /**
-   * Threads that may be replaced within any minute, over the whole executor. A death beyond that fails
-   * the messages the thread held with `ThreadCrashLoopError` instead of running them again, and its
-   * lane stays down until the minute has passed. Integer ≥ 0. Default 5.
+   * Times each thread lane may have its thread replaced within any minute. A death beyond that fails
+   * the messages the thread held with `ThreadCrashLoopError` instead of running them again, and the
+   * lane stays down until the minute has passed. Each lane has its own budget, so a crash loop on one
+   * lane never costs another lane its replacement. Integer ≥ 0. Default 5.
    */
   maxRespawnsPerMinute?: number;
 }
@@ -78,7 +79,7 @@ let shared: ThreadExecutor | undefined;
  * A thread that dies (`process.exit`, an uncaught error, `resourceLimits`) is replaced at once, and
  * every message it held runs again on the replacement, in the order it was first posted — so per-key
  * order holds, and delivery for those messages is at-least-once (values they had already emitted may
- * be emitted again). Keys on other threads are not touched. Beyond `maxRespawnsPerMinute`, the held
+ * be emitted again). Keys on other threads are not touched. Beyond `maxRespawnsPerMinute` (per lane), the held
  * messages fail with `ThreadCrashLoopError` instead (a poison message cannot loop), and so do held
  * messages whose buffers were transferred (`ThreadExitedError`).
  *
@@ -101,8 +102,6 @@ export class ThreadExecutor {
   private readonly clients = new Map<number, ThreadClient>();
   /** Messages posted and not finished, by id; insertion order is posting order (replayed after a crash). */
   private readonly posted = new Map<number, PostedMessage>();
-  /** When threads were replaced within the last minute, oldest first (the respawn rate limit). */
-  private respawnTimes: number[] = [];
   private nextChannel = 0;
   private nextMessageId = 0;
   /** Where the round-robin scan for a parked thread starts next. */
@@ -271,9 +270,9 @@ export class ThreadExecutor {
     const held: PostedMessage[] = [];
     for (const posted of this.posted.values()) if (posted.placement.slot === slot) held.push(posted);
     const now = Date.now();
-    this.respawnTimes = this.respawnTimes.filter((t) => now - t < MINUTE_MS);
-    if (this.respawnTimes.length < this.maxRespawnsPerMinute) {
-      this.respawnTimes.push(now);
+    slot.respawnTimes = slot.respawnTimes.filter((t) => now - t < MINUTE_MS);
+    if (slot.respawnTimes.length < this.maxRespawnsPerMinute) {
+      slot.respawnTimes.push(now);
       if (held.length > 0) this.spawn(slot);
       for (const posted of held) {
         if (posted.client.handler.transfer === undefined) this.send(posted);
@@ -282,7 +281,7 @@ export class ThreadExecutor {
       return;
     }
     slot.down = true;
-    const retryAt = (this.respawnTimes[0] ?? now) + MINUTE_MS;
+    const retryAt = (slot.respawnTimes[0] ?? now) + MINUTE_MS;
     setTimeout(() => {
       slot.down = false;
     }, retryAt - now).unref();

@@ -16,6 +16,8 @@ export class ThreadSlot {
   readonly opened = new Set<number>();
   /** True while the lane is dead and waits for the respawn rate limit to allow a new thread. */
   down = false;
+  /** When this lane's thread was replaced within the last minute, oldest first (its respawn rate limit). */
+  respawnTimes: number[] = [];
   /** Operations for the worker, posted as one batch (see protocol.ts). */
   private ops: unknown[] = [];
   private transfers: TransferListItem[] = [];
