@@ -53,9 +53,9 @@ export class Dispatcher<T, K, R>
   private sourceDone = false;
   /** Where the mailboxes run: a `KeyedExecutor` here; a `ThreadDispatcher` runs them on a `ThreadExecutor`. */
   readonly executor: KeyedExecutor | ThreadExecutor;
-  /** Receives sampled handler durations when metrics ask for them; null otherwise. */
+  /** Times one handler in `timer.every` when metrics ask for it; null otherwise, so untimed runs pay one field check. */
   private readonly timer: HandlerTimer | null;
-  /** Runs (as the lane loop counts them) left before the next handler is timed. */
+  /** Handlers left to start before the next timed one. */
   private untilTimed: number;
   /** The mailbox whose running handler is being timed (one at a time), and since when. */
   private timed: Mailbox<T, K, R> | null = null;
@@ -187,22 +187,17 @@ export class Dispatcher<T, K, R>
 
   // MailboxOwner: what mailboxes call back.
   handle(message: T, context: HandlerContext<K>): ObservableInput<R> {
+    // The timed start is its own method: the clock read stays out of this per-message path.
+    if (this.timer !== null && --this.untilTimed === 0) this.startTiming(context as Mailbox<T, K, R>);
     return this.userHandler(message, context);
   }
 
-  /**
-   * Handler durations are sampled on the lane loop's timed runs, so handling a message pays no clock
-   * read and no countdown: about one handler in `timer.every` runs is timed, from the start of its
-   * turn (the run's own clock read) to its completion, one at a time.
-   */
-  timeHandler(mailbox: Mailbox<T, K, R>, startedMs: number, standsFor: number): void {
-    const timer = this.timer;
-    if (timer === null || this.timed !== null) return;
-    this.untilTimed -= standsFor;
-    if (this.untilTimed > 0) return;
-    this.untilTimed = timer.every;
+  /** Times the handler about to run in `mailbox` (the context is the mailbox), unless one is being timed. */
+  private startTiming(mailbox: Mailbox<T, K, R>): void {
+    this.untilTimed = (this.timer as HandlerTimer).every;
+    if (this.timed !== null) return;
     this.timed = mailbox;
-    this.timedSince = startedMs;
+    this.timedSince = performance.now();
   }
 
   emit(value: R): void {

@@ -32,7 +32,7 @@ export interface DispatchCounters {
   hotKeys(n: number): Array<{ key: unknown; backlog: number }>;
 }
 
-/** Receives sampled handler durations from a dispatcher: the first handler of about one lane run in `every`. */
+/** Receives handler durations from a dispatcher: one handler in `every` is timed (reading the clock is not free). */
 export interface HandlerTimer {
   readonly every: number;
   record(durationMs: number): void;

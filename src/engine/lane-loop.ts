@@ -3,12 +3,6 @@ import { RingQueue } from '../internal/ring-queue';
 /** Something a lane runs: a mailbox's turn, a scheduled action, a deferred handler notification. */
 export interface Runnable {
   run(): void;
-  /**
-   * Told, just before `run`, that the loop is timing this run: it started at `startedMs` and stands for
-   * `standsFor` runs (one in that many is timed). A mailbox uses it to time its first handler without
-   * a clock read or a countdown of its own.
-   */
-  timedRun?(startedMs: number, standsFor: number): void;
 }
 
 /** A lane as its loop sees it: a FIFO of ready runnables and where it is in the loop. */
@@ -137,7 +131,7 @@ export class LaneLoop {
           const runnable = lane.ready.shift() as Runnable;
           // The timed run goes through this same call: a second call site for measured runs would have
           // the compiler copy the whole turn into this loop a second time.
-          if (this.measureEvery !== 0 && --this.untilMeasured === 0) this.beginMeasure(lane, runnable);
+          if (this.measureEvery !== 0 && --this.untilMeasured === 0) this.beginMeasure(lane);
           runSafely(runnable);
           if (this.measuredLane !== null) this.endMeasure();
         } while (lane.ready.size > 0 && this.scheduled.size === 0);
@@ -154,11 +148,10 @@ export class LaneLoop {
     }
   }
 
-  private beginMeasure(lane: LoopLane, runnable: Runnable): void {
+  private beginMeasure(lane: LoopLane): void {
     this.untilMeasured = this.measureEvery;
     this.measuredLane = lane;
     this.measuredSince = performance.now();
-    runnable.timedRun?.(this.measuredSince, this.measureEvery);
   }
 
   /** Reports the duration of the run that just ended. */

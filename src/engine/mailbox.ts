@@ -28,11 +28,6 @@ export interface MailboxOwner<T, K, R> {
   readonly closed: boolean;
   handle(message: T, context: HandlerContext<K>): ObservableInput<R>;
   emit(value: R): void;
-  /**
-   * The loop is timing this mailbox's turn, which starts its next handler at `startedMs`; the run stands
-   * for `standsFor` runs. An owner that samples handler durations may time that handler from there.
-   */
-  timeHandler?(mailbox: Mailbox<T, K, R>, startedMs: number, standsFor: number): void;
   /** The handler of `message` completed. */
   settle(mailbox: Mailbox<T, K, R>, message: T): void;
   /** The handler of `message` threw or errored: the owner tears down (closed) or settles it and goes on. */
@@ -111,13 +106,6 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     this.current = undefined;
     this.inner = null;
     this.generation++;
-  }
-
-  /** The loop is timing this run: if it is a turn that will start a handler, the owner may time that handler. */
-  timedRun(startedMs: number, standsFor: number): void {
-    if (this.state === MailboxState.Ready && this.queue.size > 0 && !this.owner.closed) {
-      this.owner.timeHandler?.(this, startedMs, standsFor);
-    }
   }
 
   /** One turn: up to `throughput` messages while their handlers complete synchronously. */

@@ -20,7 +20,7 @@ export interface OpenTelemetryExportOptions {
  * Publishes a `DispatchMetrics` through an OpenTelemetry `Meter` (from `@opentelemetry/api`, an optional
  * peer dependency). Counters and gauges are read from one `read()` per collection, so an exporter that
  * collects every 10 s costs one read every 10 s; handler durations are recorded into an OpenTelemetry
- * histogram as they are timed (sampled, see `sampleEvery`). Returns the function that stops publishing.
+ * histogram as they are timed (one handler in `sampleEvery`). Returns the function that stops publishing.
  *
  * Instruments (with the default prefix; `lane` and `key` attributes where noted):
  * `keyed_dispatch.in_flight`, `.window`, `.live_mailboxes`, `.overflow` (gauges, {message} / {mailbox});
@@ -94,8 +94,7 @@ export function exportToOpenTelemetry(
   meter.addBatchObservableCallback(collect, observables);
 
   const duration: Histogram = meter.createHistogram(`${prefix}.handler.duration`, {
-    description:
-      'Handler duration from start to completion (sampled: the first handler of one lane run in sampleEvery)',
+    description: 'Handler duration from start to completion (one handler in sampleEvery is timed)',
     unit: 's',
   });
   const stopDurations = metrics.onHandlerDuration((ms) => duration.record(ms / 1000, base));
