@@ -136,6 +136,34 @@ describe('thread lanes', () => {
     }
   });
 
+  it('fails only the message that cannot be cloned when its batch is posted', async () => {
+    const executor = new ThreadExecutor({ workers: 1 });
+    try {
+      const settled: string[] = [];
+      const messages: Msg[] = [
+        { key: 'a', n: 1 },
+        { key: 'b', n: 2, notCloneable: () => 0 },
+        { key: 'c', n: 3 },
+      ];
+      const run = lastValueFrom(
+        fromIterable(messages, {
+          onSettled: (m, outcome) => settled.push(`${m.key}${m.n}:${outcome}`),
+        }).pipe(
+          keyedDispatch<Msg, string, Ran>({
+            executor,
+            key: (m) => m.key,
+            handle: threadHandler(FIXTURES, 'echo'),
+          }),
+        ),
+      );
+      await expect(run).rejects.toMatchObject({ name: 'DataCloneError' });
+      // The three messages went out in one batch; the others were posted on their own and not failed.
+      expect(settled).toEqual(['b2:failed']);
+    } finally {
+      await executor.close();
+    }
+  });
+
   it('moves transferred buffers both ways', async () => {
     const executor = new ThreadExecutor({ workers: 1 });
     try {

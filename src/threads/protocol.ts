@@ -11,9 +11,13 @@
  *
  * Main → thread (`ToThread`):
  *   OPEN  channel, moduleUrl, exportName, throughput   a dispatcher's first message to this thread
- *   RUN   channel, mailbox, message id, key, message   one message into a mailbox (per-dispatcher id)
+ *   RUN   channel, count, then `count` times:          messages of one dispatcher, each into a mailbox
+ *           mailbox, message id, key, message          (per-dispatcher mailbox id)
  *   CLOSE channel                                      the dispatcher ended: cancel and forget it
  *   STOP                                               the executor closes: cancel everything and exit
+ *
+ * Consecutive messages of one dispatcher share one RUN header: cloning costs per entry, and the op code
+ * and channel repeated for every message made the main thread's posts ~1.8× as costly.
  *
  * Thread → main (`ToMain`):
  *   NEXT  channel, value                  a handler emitted a value
@@ -41,7 +45,10 @@ export enum ToMain {
 
 /** Fields after each op code, so a reader can skip or replay operations. */
 export const OPEN_FIELDS = 4;
-export const RUN_FIELDS = 5;
+/** Fields after RUN's op code before its messages (channel, count). */
+export const RUN_HEADER_FIELDS = 2;
+/** Fields of each message of a RUN. */
+export const RUN_MESSAGE_FIELDS = 4;
 export const CLOSE_FIELDS = 1;
 export const STOP_FIELDS = 0;
 

@@ -7,7 +7,8 @@ import type { ThreadHandler } from './handler';
 import {
   CLOSE_FIELDS,
   OPEN_FIELDS,
-  RUN_FIELDS,
+  RUN_HEADER_FIELDS,
+  RUN_MESSAGE_FIELDS,
   STOP_FIELDS,
   type ThreadInit,
   ToMain,
@@ -218,7 +219,7 @@ export class ThreadExecutor {
     }
     const transfer = client.handler.transfer;
     if (transfer !== undefined) slot.addTransfers(transfer(posted.message));
-    slot.pushRun(ToThread.Run, client.channel, placement.mailboxId, posted.id, posted.key, posted.message);
+    slot.pushRun(client.channel, placement.mailboxId, posted.id, posted.key, posted.message);
   }
 
   private spawn(slot: ThreadSlot): void {
@@ -296,24 +297,32 @@ export class ThreadExecutor {
     posted.client.finished(posted, true, error);
   }
 
-  /** A batch failed to clone: post its operations one by one, failing only the messages that cannot be cloned. */
+  /**
+   * A batch failed to clone: post its operations one by one, each message in a RUN of its own, failing
+   * only the messages that cannot be cloned.
+   */
   private postSeparately(slot: ThreadSlot, ops: unknown[]): void {
     const worker = slot.worker;
     for (let i = 0; i < ops.length && worker !== null; ) {
       const op = ops[i] as ToThread;
-      const width = 1 + fieldsOf(op);
-      const single = ops.slice(i, i + width);
-      i += width;
       if (op !== ToThread.Run) {
-        worker.postMessage(single);
+        const width = 1 + fieldsOf(op);
+        worker.postMessage(ops.slice(i, i + width));
+        i += width;
         continue;
       }
-      const posted = this.posted.get(single[3] as number);
-      if (posted === undefined) continue;
-      try {
-        worker.postMessage(single, posted.client.handler.transfer?.(posted.message) ?? []);
-      } catch (err) {
-        this.failHeld(posted, err);
+      const channel = ops[i + 1];
+      const count = ops[i + 2] as number;
+      i += 1 + RUN_HEADER_FIELDS;
+      for (let m = 0; m < count; m++, i += RUN_MESSAGE_FIELDS) {
+        const posted = this.posted.get(ops[i + 1] as number);
+        if (posted === undefined) continue;
+        const single = [ToThread.Run, channel, 1, ...ops.slice(i, i + RUN_MESSAGE_FIELDS)];
+        try {
+          worker.postMessage(single, posted.client.handler.transfer?.(posted.message) ?? []);
+        } catch (err) {
+          this.failHeld(posted, err);
+        }
       }
     }
   }
@@ -368,8 +377,8 @@ function stopped(worker: Worker): Promise<void> {
   });
 }
 
+/** Fields after the op code of an operation other than RUN. */
 function fieldsOf(op: ToThread): number {
-  if (op === ToThread.Run) return RUN_FIELDS;
   if (op === ToThread.Open) return OPEN_FIELDS;
   return op === ToThread.Close ? CLOSE_FIELDS : STOP_FIELDS;
 }

@@ -1,5 +1,5 @@
 import type { TransferListItem, Worker } from 'node:worker_threads';
-import { FLUSH_AT } from './protocol';
+import { FLUSH_AT, ToThread } from './protocol';
 
 /**
  * One thread lane as the main thread sees it: the worker now running it (replaced when it dies), the
@@ -22,6 +22,10 @@ export class ThreadSlot {
   private ops: unknown[] = [];
   private transfers: TransferListItem[] = [];
   private flushQueued = false;
+  /** The channel of the RUN operation that ends `ops` (its messages can be appended), or -1. */
+  private runChannel = -1;
+  /** Where that RUN operation's message count is in `ops`. */
+  private runCountAt = 0;
 
   constructor(
     /** Position of the lane in its executor, from 0. */
@@ -36,12 +40,20 @@ export class ThreadSlot {
 
   push(op: unknown, ...fields: unknown[]): void {
     this.ops.push(op, ...fields);
+    this.runChannel = -1;
     this.scheduleFlush();
   }
 
-  /** Appends a RUN operation (the hot path: no rest arguments). */
-  pushRun(op: unknown, channel: number, mailbox: number, id: number, key: unknown, message: unknown): void {
-    this.ops.push(op, channel, mailbox, id, key, message);
+  /** Appends one message to run (the hot path): to the RUN operation at the end when it is the same channel's. */
+  pushRun(channel: number, mailbox: number, id: number, key: unknown, message: unknown): void {
+    const ops = this.ops;
+    if (this.runChannel !== channel) {
+      this.runChannel = channel;
+      this.runCountAt = ops.length + 2;
+      ops.push(ToThread.Run, channel, 0);
+    }
+    (ops[this.runCountAt] as number)++;
+    ops.push(mailbox, id, key, message);
     this.scheduleFlush();
   }
 
@@ -63,6 +75,7 @@ export class ThreadSlot {
   dropPending(): void {
     this.ops = [];
     this.transfers = [];
+    this.runChannel = -1;
   }
 
   private scheduleFlush(): void {
@@ -80,6 +93,7 @@ export class ThreadSlot {
     const transfers = this.transfers;
     this.ops = [];
     this.transfers = [];
+    this.runChannel = -1;
     const worker = this.worker;
     if (worker === null) return;
     try {

@@ -12,7 +12,8 @@ import {
   CLOSE_FIELDS,
   FLUSH_AT,
   OPEN_FIELDS,
-  RUN_FIELDS,
+  RUN_HEADER_FIELDS,
+  RUN_MESSAGE_FIELDS,
   type ThreadInit,
   ToMain,
   ToThread,
@@ -251,8 +252,14 @@ port.on('message', (batch: unknown[]) => {
     for (let i = 0; i < batch.length; ) {
       const op = batch[i] as ToThread;
       if (op === ToThread.Run) {
-        channels.get(batch[i + 1] as number)?.run(batch[i + 2], batch[i + 3], batch[i + 4], batch[i + 5]);
-        i += 1 + RUN_FIELDS;
+        const channel = channels.get(batch[i + 1] as number);
+        const end = i + 1 + RUN_HEADER_FIELDS + (batch[i + 2] as number) * RUN_MESSAGE_FIELDS;
+        i += 1 + RUN_HEADER_FIELDS;
+        if (channel !== undefined) {
+          for (; i < end; i += RUN_MESSAGE_FIELDS)
+            channel.run(batch[i], batch[i + 1], batch[i + 2], batch[i + 3]);
+        }
+        i = end;
       } else if (op === ToThread.Open) {
         const id = batch[i + 1] as number;
         channels.set(
