@@ -59,7 +59,15 @@ export async function dispatch(
   return (batch.length * 1000) / (performance.now() - started);
 }
 
-/** Median and range of `runs` measurements taken round-robin over the contenders. */
+/**
+ * Median and range of `runs` measurements taken round-robin over the contenders. Each measured run
+ * follows a full collection and one untimed run of the same contender. The collection keeps one
+ * contender's garbage out of the next one's run, but it also frees the hidden classes of the previous
+ * run's objects, and with them the main thread's optimized code, which is then compiled again on V8's
+ * helper threads. On a 2-core machine that compilation competes with the worker threads (measured:
+ * 25–35 ms of CPU per run, about 1 % of the thread lanes' rate) while a one-lane contender leaves a
+ * core idle for it, so the untimed run takes it out of the measurement for every contender.
+ */
 export async function compare(
   contenders: Array<[string, () => Promise<number>]>,
 ): Promise<Map<string, number[]>> {
@@ -68,6 +76,7 @@ export async function compare(
   for (let r = 0; r < RUNS; r++) {
     for (const [name, run] of contenders) {
       collect();
+      await run();
       results.get(name)?.push(await run());
     }
   }

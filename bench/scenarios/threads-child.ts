@@ -117,7 +117,8 @@ async function measure(): Promise<string> {
     .map((l) => l.toFixed(1))
     .join(' / ');
   return (
-    `Medians of ${RUNS} runs per contender, run round-robin after ${WARMUPS} warm-up runs each. ` +
+    `Medians of ${RUNS} runs per contender, run round-robin after ${WARMUPS} warm-up runs each; each ` +
+    'measured run follows a full collection and one untimed run of the same contender (see `compare`). ' +
     `Load average at the end (1 / 5 / 15 min): ${load} on ${availableParallelism()} cores; a load above the core count ` +
     `means other processes shared the CPUs and the ratios are less reliable.\n\n${sections.join('\n\n')}`
   );
