@@ -13,6 +13,7 @@ import {
 } from 'rxjs';
 import { fromIterable, KeyedExecutor, keyedDispatch, retryPolicy } from '../../src';
 import { collect, median, minMax, rate, type Scenario, table } from '../lib';
+import { barChart, saveChart } from '../svg';
 
 /**
  * 1,000 keys of normal traffic plus one key that keeps failing: each of its messages conflicts on
@@ -242,7 +243,22 @@ const scenario: Scenario = {
         rows,
       );
     console.log(`${text}\n`);
-    return text;
+    const othersRate = (mode: string) =>
+      contenders.map(([id]) => median((results.get(`${id}:${mode}`) ?? []).map((x) => x.others)));
+    const chart = barChart({
+      title: "Other keys' throughput, without and with one failing key (median)",
+      categories: contenders.map(([, label]) =>
+        label.startsWith('Wow')
+          ? 'Wow 9.2 shape'
+          : label.replace(' + retryPolicy,', ',').replace(' (default)', ''),
+      ),
+      series: [
+        { name: 'no failing key', values: othersRate('clean') },
+        { name: 'one key failing with 100 ms backoff', values: othersRate('failing') },
+      ],
+      yLabel: 'messages / s',
+    });
+    return `${saveChart('isolation-throughput', chart, "other keys' throughput")}\n\n${text}`;
   },
 };
 

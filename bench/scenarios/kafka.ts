@@ -3,11 +3,12 @@ import { lastValueFrom } from 'rxjs';
 import { keyedDispatch } from '../../src';
 import { fromKafka, type KafkaMessage, kafkaKey, keyedProducer } from '../../src/kafka';
 import { median, minMax, rate, type Scenario, table } from '../lib';
+import { barChart, saveChart } from '../svg';
 
 const MESSAGES = 100_000;
 const KEYS = 1000;
 const PARTITIONS = 12;
-const RUNS = 3;
+const RUNS = 5;
 const GROUP = { maxWaitTimeInMs: 100, sessionTimeout: 10000, heartbeatInterval: 1000 };
 
 const delay = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
@@ -147,7 +148,15 @@ const scenario: Scenario = {
         `pre-produced topic from the beginning; the rate is timed from the first handled message to the last. Target: keyedDispatch ≥ 5× eachMessage.`,
     ].join('\n');
     console.log(out);
-    return out;
+    const chart = barChart({
+      title: `Kafka, ${PARTITIONS} partitions, 1 ms async handler (median of ${RUNS} runs)`,
+      categories: contenders.map(([name]) =>
+        name.replace(', partitionsConsumedConcurrently', ', concurrency'),
+      ),
+      series: [{ name: 'msgs/s', values: contenders.map(([name]) => median(results.get(name) ?? [])) }],
+      yLabel: 'messages / s',
+    });
+    return `${saveChart('kafka-throughput', chart, 'Kafka throughput by consumer')}\n\n${out}`;
   },
 };
 

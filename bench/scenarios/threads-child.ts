@@ -1,5 +1,5 @@
 // The threads scenario, run in a fresh process from a bundle (see threads.ts): `threads-child`.
-// Prints `{ "markdown": ... }` on its last line.
+// Prints `{ "markdown": ..., "medians": ... }` on its last line (the parent draws the charts).
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -57,7 +57,13 @@ function bareWorkers(): (batch: Message[]) => Promise<number> {
 }
 
 /** Runs both comparisons; returns the Markdown section. */
-async function measure(): Promise<string> {
+/** The median msgs/s of each contender of (a) and of (b), for the charts. */
+export interface ThreadsMedians {
+  readonly a: Array<[string, number]>;
+  readonly b: Array<[string, number]>;
+}
+
+async function measure(): Promise<{ markdown: string; medians: ThreadsMedians }> {
   const sections: string[] = [];
   const header = ['contender', 'msgs/s (median)', 'range', 'per message', 'vs first row'];
 
@@ -116,16 +122,18 @@ async function measure(): Promise<string> {
   const load = loadavg()
     .map((l) => l.toFixed(1))
     .join(' / ');
-  return (
+  const markdown =
     `Medians of ${RUNS} runs per contender, run round-robin after ${WARMUPS} warm-up runs each; each ` +
     'measured run follows a full collection and one untimed run of the same contender (see `compare`). ' +
     `Load average at the end (1 / 5 / 15 min): ${load} on ${availableParallelism()} cores; a load above the core count ` +
-    `means other processes shared the CPUs and the ratios are less reliable.\n\n${sections.join('\n\n')}`
-  );
+    `means other processes shared the CPUs and the ratios are less reliable.\n\n${sections.join('\n\n')}`;
+  const medians = (results: Map<string, number[]>): Array<[string, number]> =>
+    [...results].map(([name, values]) => [name, median(values)]);
+  return { markdown, medians: { a: medians(a), b: medians(b) } };
 }
 
 measure().then(
-  (markdown) => console.log(JSON.stringify({ markdown })),
+  (result) => console.log(JSON.stringify(result)),
   (err) => {
     console.error(err);
     process.exit(1);
