@@ -56,13 +56,13 @@ function bareWorkers(): (batch: Message[]) => Promise<number> {
   };
 }
 
-/** Runs both comparisons; returns the Markdown section. */
 /** The median msgs/s of each contender of (a) and of (b), for the charts. */
 export interface ThreadsMedians {
   readonly a: Array<[string, number]>;
   readonly b: Array<[string, number]>;
 }
 
+/** Runs both comparisons; returns the Markdown section and each contender's median. */
 async function measure(): Promise<{ markdown: string; medians: ThreadsMedians }> {
   const sections: string[] = [];
   const header = ['contender', 'msgs/s (median)', 'range', 'per message', 'vs first row'];

@@ -22,17 +22,25 @@ async function runThroughCrash(crash: string, executor: ThreadExecutor) {
     messages.push({ key: 'bystander', n });
   }
   const settled: string[] = [];
-  const values = await lastValueFrom(
+  const values = await runOnThreads(executor, messages, 'crashing', settled);
+  return { values: byKey(values), settled, crashes: crashes[0] };
+}
+
+/**
+ * Runs `messages` through the fixture handler `exportName` on `executor`'s threads and collects what it
+ * emits; each settlement is recorded in `settled` as `<key><n>:<outcome>`.
+ */
+function runOnThreads(executor: ThreadExecutor, messages: Msg[], exportName: string, settled: string[]) {
+  return lastValueFrom(
     fromIterable(messages, { onSettled: (m, outcome) => settled.push(`${m.key}${m.n}:${outcome}`) }).pipe(
       keyedDispatch<Msg, string, Ran>({
         executor,
         key: (m) => m.key,
-        handle: threadHandler(FIXTURES, 'crashing'),
+        handle: threadHandler(FIXTURES, exportName),
       }),
       toArray(),
     ),
   );
-  return { values: byKey(values), settled, crashes: crashes[0] };
 }
 
 describe('thread lanes', () => {
@@ -97,18 +105,7 @@ describe('thread lanes', () => {
   it('keeps a respawn budget per lane: a crash loop on one lane does not stop another lane from replacing its thread', async () => {
     const executor = new ThreadExecutor({ workers: 2, maxRespawnsPerMinute: 1 });
     const crashingOn = (messages: Msg[], settled: string[]) =>
-      lastValueFrom(
-        fromIterable(messages, {
-          onSettled: (m, outcome) => settled.push(`${m.key}${m.n}:${outcome}`),
-        }).pipe(
-          keyedDispatch<Msg, string, Ran>({
-            executor,
-            key: (m) => m.key,
-            handle: threadHandler(FIXTURES, 'crashing'),
-          }),
-          toArray(),
-        ),
-      );
+      runOnThreads(executor, messages, 'crashing', settled);
     try {
       // The poison message spends its lane's one respawn, then takes the lane down.
       const poison = crashCounter();
@@ -145,17 +142,7 @@ describe('thread lanes', () => {
         { key: 'b', n: 2, notCloneable: () => 0 },
         { key: 'c', n: 3 },
       ];
-      const run = lastValueFrom(
-        fromIterable(messages, {
-          onSettled: (m, outcome) => settled.push(`${m.key}${m.n}:${outcome}`),
-        }).pipe(
-          keyedDispatch<Msg, string, Ran>({
-            executor,
-            key: (m) => m.key,
-            handle: threadHandler(FIXTURES, 'echo'),
-          }),
-        ),
-      );
+      const run = runOnThreads(executor, messages, 'echo', settled);
       await expect(run).rejects.toMatchObject({ name: 'DataCloneError' });
       // The three messages went out in one batch; the others were posted on their own and not failed.
       expect(settled).toEqual(['b2:failed']);
