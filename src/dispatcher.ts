@@ -1,6 +1,7 @@
 import type { Observable, ObservableInput, Subscriber, Subscription } from 'rxjs';
 import { threadLoop } from './engine/lane-loop';
-import { type HandlerContext, Mailbox, type MailboxOwner, MailboxState } from './engine/mailbox';
+import { type HandlerContext, type Mailbox, type MailboxOwner, MailboxState } from './engine/mailbox';
+import { MailboxTable } from './engine/mailbox-table';
 import { type ExecutorClient, KeyedExecutor } from './executor';
 import { GaveUp } from './failure-policy';
 import { RingQueue } from './internal/ring-queue';
@@ -21,9 +22,6 @@ export class WindowOverflowError extends Error {
   }
 }
 
-/** Drained mailboxes kept per dispatcher for reuse; beyond this they are left to the GC. */
-const POOL_LIMIT = 1024;
-
 /**
  * One subscription of `keyedDispatch`: admits messages within the window, routes each into its key's
  * mailbox, and turns handler outcomes into output, settlements and more demand.
@@ -35,10 +33,8 @@ export class Dispatcher<T, K, R>
   closed = false;
   /** The user's handler, held here so the per-message call skips the options object. */
   private readonly userHandler: (message: T, context: HandlerContext<K>) => ObservableInput<R>;
-  /** Live mailboxes by key; a mailbox exists only while its key has unfinished messages. */
-  private readonly mailboxes = new Map<K, Mailbox<T, K, R>>();
-  /** Drained mailboxes kept for reuse, so a busy key space allocates no queues. */
-  private readonly pool: Mailbox<T, K, R>[] = [];
+  /** Live mailboxes by key (a mailbox is live only while its key has unfinished messages), and the pool of drained ones. */
+  private readonly mailboxes = new MailboxTable<T, K, R>();
   /** Admitted messages not yet finished (running or queued): bounded by the window. */
   private inFlight = 0;
   /** Requested from the receiver and not yet delivered: counts against the window too. */
@@ -123,7 +119,7 @@ export class Dispatcher<T, K, R>
 
   discard(matches: (message: T) => boolean): T[] {
     const discarded: T[] = [];
-    for (const mailbox of this.mailboxes.values()) {
+    for (const mailbox of this.mailboxes.liveMailboxes()) {
       const removed = mailbox.queue.removeWhere(matches);
       if (removed.length === 0) continue;
       for (const m of removed) discarded.push(m);
@@ -171,12 +167,11 @@ export class Dispatcher<T, K, R>
 
   /** Puts an admitted message into its key's mailbox, which gets a lane turn if it was empty. */
   protected route(key: K, message: T): void {
-    let mailbox = this.mailboxes.get(key);
-    if (mailbox === undefined) {
+    const mailbox = this.mailboxes.take(key);
+    if (mailbox.state === MailboxState.Pooled) {
       const lane = (this.executor as KeyedExecutor).pickLane();
       lane.pinned++;
-      mailbox = (this.pool.pop() ?? new Mailbox<T, K, R>()).open(key, lane, this);
-      this.mailboxes.set(key, mailbox);
+      mailbox.open(key, lane, this);
     }
     mailbox.queue.push(message);
     if (mailbox.state === MailboxState.Idle) {
@@ -249,10 +244,8 @@ export class Dispatcher<T, K, R>
   }
 
   retire(mailbox: Mailbox<T, K, R>): void {
-    this.mailboxes.delete(mailbox.key);
     mailbox.lane.pinned--;
-    mailbox.reset();
-    if (this.pool.length < POOL_LIMIT) this.pool.push(mailbox);
+    this.mailboxes.release(mailbox);
   }
 
   /** Asks the receiver for more once a batch's worth of the window is free. */
@@ -293,7 +286,7 @@ export class Dispatcher<T, K, R>
     this.session = null;
     session?.cancel();
     this.subscription?.unsubscribe();
-    for (const mailbox of this.mailboxes.values()) {
+    for (const mailbox of this.mailboxes.liveMailboxes()) {
       mailbox.lane.pinned--;
       const inner = mailbox.inner;
       mailbox.inner = null;
@@ -312,7 +305,7 @@ export class Dispatcher<T, K, R>
    */
   unfinished(): T[] {
     const messages: T[] = [];
-    for (const mailbox of this.mailboxes.values()) {
+    for (const mailbox of this.mailboxes.liveMailboxes()) {
       if (mailbox.state === MailboxState.Running || mailbox.state === MailboxState.Waiting) {
         messages.push(mailbox.current as T);
       }
@@ -328,7 +321,7 @@ export class Dispatcher<T, K, R>
       inFlight: this.inFlight,
       maxInFlight: this.options.maxInFlight,
       maxInFlightSeen: this.maxInFlightSeen,
-      liveMailboxes: this.mailboxes.size,
+      liveMailboxes: this.mailboxes.live,
       admitted: this.admitted,
       settled: this.settled,
       failed: this.failed,
@@ -345,7 +338,9 @@ export class Dispatcher<T, K, R>
 
   hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
     const all: Array<{ key: unknown; backlog: number }> = [];
-    for (const key of this.mailboxes.keys()) all.push({ key, backlog: this.backlogOf(key) });
+    for (const mailbox of this.mailboxes.liveMailboxes()) {
+      all.push({ key: mailbox.key, backlog: this.backlogOf(mailbox.key) });
+    }
     return all.sort((a, b) => b.backlog - a.backlog).slice(0, n);
   }
 }

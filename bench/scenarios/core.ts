@@ -82,7 +82,7 @@ function metricsCost(child: string, keys: number): string {
   ];
   return (
     `Cost of metrics: ${METRICS_PAIRS} pairs of fresh processes (without and with, each pair in the other order than the one before), each the median of ` +
-    `${METRICS_RUNS_PER_PROCESS} runs after two warm-ups (each after a collection and an untimed run):\n\n${table(['pattern', 'msgs/s', 'range'], rows)}\n\n` +
+    `${METRICS_RUNS_PER_PROCESS} runs after two warm-ups (runs back to back, no forced collection):\n\n${table(['pattern', 'msgs/s', 'range'], rows)}\n\n` +
     `Slowdown with DispatchMetrics, target ≤ 5 %, ${met ? 'met by both measures' : 'missed'}:\n\n` +
     `- fresh processes: **${pct(slowdown)}** (1 − ratio of medians); median of the ${METRICS_PAIRS} pairs ` +
     `${pct(median(pairs))}, range ${pct(lo)} – ${pct(hi)}. Each process compiles the code its own way, ` +
@@ -139,9 +139,10 @@ const scenario: Scenario = {
       const text =
         `### ${keys.toLocaleString('en-US')} keys\n\nMedian msgs/s over ${runs} alternating fresh processes, each ` +
         `the median of its measured runs (${RUNS_PER_PROCESS}; 1 for groupBy at 100,000 keys) after two full-size ` +
-        'warm-up runs; each measured run follows a full collection and one untimed run, so it measures the ' +
-        'steady state of a long-lived process, not the recompilation after the collection (see `measured` in ' +
-        `core-child.ts). Min – max of the processes:\n\n${table(['pattern', 'msgs/s', 'range'], rows)}\n\n` +
+        'warm-up runs, back to back with no forced collection: the steady state of a running process, each run ' +
+        'paying for collecting its own garbage (a forced collection drops the optimized code of every contender; see ' +
+        '`measured` in core-child.ts). Min – max of the processes:' +
+        `\n\n${table(['pattern', 'msgs/s', 'range'], rows)}\n\n` +
         `${table(['ratio of medians', 'value'], ratios)}\n\n${metricsCost(child, keys)}`;
       console.log(`${text}\n`);
       sections.push(text);

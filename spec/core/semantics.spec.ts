@@ -196,6 +196,26 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
     await single.close();
   });
 
+  it('lets a lane start 16 handlers before the next lane with ready work gets the thread, finishing the turn in progress', async () => {
+    const two = new KeyedExecutor({ workers: 2 });
+    // a and b arrive in one admission batch and land on the two parked lanes.
+    const messages = [
+      ...Array.from({ length: 22 }, (_, i) => ({ key: 'a', seq: i })),
+      ...Array.from({ length: 22 }, (_, i) => ({ key: 'b', seq: i })),
+    ];
+    const order = await firstValueFrom(
+      from(messages).pipe(
+        keyedDispatch({ executor: two, throughput: 6, key: byKey, handle: (m: Msg) => [`${m.key}${m.seq}`] }),
+        toArray(),
+      ),
+    );
+    // Turns of 6: the lane's third turn reaches 18 ≥ 16 handlers, then the other lane runs.
+    const run = (key: string, from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => `${key}${from + i}`);
+    expect(order).toEqual([...run('a', 0, 18), ...run('b', 0, 18), ...run('a', 18, 22), ...run('b', 18, 22)]);
+    await two.close();
+  });
+
   it('lets other keys of the same lane run while an async handler waits', async () => {
     const single = new KeyedExecutor({ workers: 1 });
     const gate = deferred<string>();

@@ -78,9 +78,10 @@ class LaneAction<T> extends Subscription implements SchedulerAction<T>, Runnable
     return this;
   }
 
-  run(): void {
+  run(): number {
     this.queued = false;
     if (!this.closed) this.work.call(this, this.state);
+    return 1;
   }
 
   private post(): void {

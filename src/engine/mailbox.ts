@@ -37,7 +37,7 @@ export interface MailboxOwner<T, K, R> {
 }
 
 export enum MailboxState {
-  /** Empty and about to be retired, or fresh. */
+  /** Empty and about to be pooled, or just opened. */
   Idle = 0,
   /** In its lane's FIFO, waiting for a turn. */
   Ready = 1,
@@ -45,6 +45,8 @@ export enum MailboxState {
   Running = 2,
   /** A handler is in flight asynchronously; the lane is free for other mailboxes. */
   Waiting = 3,
+  /** Drained and pooled (or new): holds nothing, on no lane, until opened for a key. */
+  Pooled = 4,
 }
 
 enum Outcome {
@@ -67,7 +69,7 @@ enum Note {
  */
 export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   readonly queue = new RingQueue<T>();
-  state = MailboxState.Idle;
+  state = MailboxState.Pooled;
   key!: K;
   lane!: Lane;
   owner!: MailboxOwner<T, K, R>;
@@ -75,6 +77,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   current: T | undefined = undefined;
   /** The running handler's subscription while it is asynchronous, to cancel it on teardown. */
   inner: Subscription | null = null;
+  /** Neighbours in its table's pool while pooled, oldest first (null otherwise). */
+  olderPooled: Mailbox<T, K, R> | null = null;
+  newerPooled: Mailbox<T, K, R> | null = null;
   /** Bumped for each message, so a late notification from an earlier handler is ignored. */
   private generation = 0;
   /** True while the handler's Observable is being subscribed (its synchronous part). */
@@ -99,41 +104,40 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     return this;
   }
 
-  /** Forgets everything so the object can be pooled. */
+  /** Forgets its messages and handler so the object can be pooled; the key stays, as the pool files it by key. */
   reset(): void {
     this.queue.clear();
-    this.key = undefined as K;
     this.current = undefined;
     this.inner = null;
     this.generation++;
   }
 
-  /** One turn: up to `throughput` messages while their handlers complete synchronously. */
-  run(): void {
+  /** One turn: up to `throughput` messages while their handlers complete synchronously. Returns how many started. */
+  run(): number {
     const owner = this.owner;
-    if (owner.closed) return;
+    if (owner.closed) return 1;
     if (this.queue.size === 0) {
       // Everything it held was discarded while it waited for this turn.
       this.state = MailboxState.Idle;
       owner.retire(this);
-      return;
+      return 1;
     }
     this.state = MailboxState.Running;
-    for (let budget = owner.throughput; ; ) {
+    for (let started = 1, throughput = owner.throughput; ; started++) {
       if (!this.start(this.queue.shift() as T)) {
         if (!owner.closed) this.state = MailboxState.Waiting;
-        return;
+        return started;
       }
-      if (owner.closed) return;
+      if (owner.closed) return started;
       if (this.queue.size === 0) {
         this.state = MailboxState.Idle;
         owner.retire(this);
-        return;
+        return started;
       }
-      if (--budget === 0) {
+      if (started === throughput) {
         this.state = MailboxState.Ready;
         this.lane.enqueue(this);
-        return;
+        return started;
       }
     }
   }
@@ -263,8 +267,9 @@ class HandlerNote<T, K, R> implements Runnable {
     private readonly value: unknown,
   ) {}
 
-  run(): void {
+  run(): number {
     if (this.mailbox.isRunning(this.generation)) this.mailbox.apply(this.note, this.value);
+    return 1;
   }
 }
 

@@ -1,0 +1,74 @@
+import { MailboxState } from '../../src/engine/mailbox';
+import { MailboxTable, POOL_LIMIT } from '../../src/engine/mailbox-table';
+
+/** Takes the mailbox of `key` and marks it live, as a dispatcher opening it on a lane would. */
+function open(table: MailboxTable<string, number, never>, key: number) {
+  const mailbox = table.take(key);
+  mailbox.state = MailboxState.Idle;
+  return mailbox;
+}
+
+describe('MailboxTable (the mailboxes of one dispatcher and its pool)', () => {
+  it('counts as live only the mailboxes that have not drained', () => {
+    const table = new MailboxTable<string, number, never>();
+    const a = open(table, 1);
+    open(table, 2);
+    expect(table.live).toBe(2);
+    table.release(a);
+    expect(table.live).toBe(1);
+    expect(table.get(1)).toBeUndefined();
+    expect(table.get(2)).toBeDefined();
+  });
+
+  it('gives a key that comes back the mailbox it drained, still filed under it', () => {
+    const table = new MailboxTable<string, number, never>();
+    const first = open(table, 7);
+    first.queue.push('m');
+    table.release(first);
+    expect(first.queue.size).toBe(0);
+    const again = table.take(7);
+    expect(again).toBe(first);
+    expect(again.state).toBe(MailboxState.Pooled);
+    expect(table.size).toBe(1);
+  });
+
+  it('never keeps more than POOL_LIMIT keys of drained mailboxes, however many keys pass', () => {
+    const table = new MailboxTable<string, number, never>();
+    const created = new Set<object>();
+    for (let key = 0; key < 10 * POOL_LIMIT; key++) {
+      const mailbox = open(table, key);
+      created.add(mailbox);
+      table.release(mailbox);
+    }
+    expect(table.live).toBe(0);
+    expect(table.size).toBe(POOL_LIMIT);
+    // Once the filed pool is full, drained mailboxes are reused for new keys instead of allocated.
+    expect(created.size).toBe(POOL_LIMIT + 1);
+  });
+
+  it('lets one drained mailbox in 16 replace the one filed longest ago once the filed pool is full', () => {
+    const table = new MailboxTable<string, number, never>();
+    for (let key = 0; key < POOL_LIMIT; key++) table.release(open(table, key));
+    const late: Array<ReturnType<typeof open>> = [];
+    for (let key = POOL_LIMIT; key < POOL_LIMIT + 16; key++) {
+      const mailbox = open(table, key);
+      late.push(mailbox);
+      table.release(mailbox);
+    }
+    expect(table.size).toBe(POOL_LIMIT);
+    // The 16th took the place of key 0's; the 15 before it left the map.
+    expect(table.take(POOL_LIMIT + 15)).toBe(late[15]);
+    expect(table.size).toBe(POOL_LIMIT);
+    expect(table.take(0).state).toBe(MailboxState.Pooled);
+    expect(table.size).toBe(POOL_LIMIT + 1);
+  });
+
+  it('forgets every mailbox on clear', () => {
+    const table = new MailboxTable<string, number, never>();
+    open(table, 1);
+    table.release(open(table, 2));
+    table.clear();
+    expect(table.size).toBe(0);
+    expect(table.live).toBe(0);
+  });
+});

@@ -1,0 +1,131 @@
+import { Mailbox, MailboxState } from './mailbox';
+
+/** Drained mailboxes a dispatcher keeps filed under their last key; the same number again unfiled. */
+export const POOL_LIMIT = 1024;
+
+/** Once the filed pool is full, one drained mailbox in this many replaces the one filed longest ago. */
+const REFRESH_EVERY = 16;
+
+/**
+ * The mailboxes of one dispatcher by key, and its pool of drained ones.
+ *
+ * A drained mailbox stays in the map under its last key while the filed pool has room, so a key that
+ * comes back gets it back with one lookup. Taking every drained key out of the Map and inserting it
+ * again when it comes back made up about a quarter of a trivial message's dispatch (the deletion, the
+ * insertion, and the rehash that every few hundred insertions allocates a new table). Once `POOL_LIMIT`
+ * mailboxes are filed, a drained one leaves the map for the unfiled pool, which serves new keys, except
+ * one in `REFRESH_EVERY`, which takes the place of the one filed longest ago: the filed pool follows a
+ * key space that moves, at a cost a key space too large to recur does not notice. A pooled mailbox holds
+ * no messages, is on no lane and is not live; memory never grows with the number of keys seen.
+ */
+export class MailboxTable<T, K, R> {
+  /** Live mailboxes, and filed ones under the key they last served. */
+  private readonly byKey = new Map<K, Mailbox<T, K, R>>();
+  /** The filed pool, linked through `olderPooled`/`newerPooled`: drained longest ago first. */
+  private oldest: Mailbox<T, K, R> | null = null;
+  private newest: Mailbox<T, K, R> | null = null;
+  private filed = 0;
+  /** The unfiled pool: a stack linked through `newerPooled`, most recently drained (cache-warm) on top. */
+  private unfiled: Mailbox<T, K, R> | null = null;
+  private unfiledCount = 0;
+  /** Drained mailboxes until the next one replaces the oldest filed one (while the filed pool is full). */
+  private untilRefresh = REFRESH_EVERY;
+
+  /** Mailboxes holding messages. */
+  get live(): number {
+    return this.byKey.size - this.filed;
+  }
+
+  /** Keys in the map: those with a live mailbox and those with a filed one. */
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  /** The live mailbox of `key`, if it has one. */
+  get(key: K): Mailbox<T, K, R> | undefined {
+    const mailbox = this.byKey.get(key);
+    return mailbox === undefined || mailbox.state === MailboxState.Pooled ? undefined : mailbox;
+  }
+
+  /**
+   * The mailbox of `key`: its live one, else its filed one, else an unfiled or new one, in the map
+   * under `key`. Unless it was live it is still `Pooled`: the caller opens it on a lane.
+   */
+  take(key: K): Mailbox<T, K, R> {
+    const known = this.byKey.get(key);
+    if (known !== undefined) {
+      if (known.state === MailboxState.Pooled) this.unfile(known);
+      return known;
+    }
+    let mailbox = this.unfiled;
+    if (mailbox === null) mailbox = new Mailbox<T, K, R>();
+    else {
+      this.unfiled = mailbox.newerPooled;
+      mailbox.newerPooled = null;
+      this.unfiledCount--;
+    }
+    mailbox.key = key;
+    this.byKey.set(key, mailbox);
+    return mailbox;
+  }
+
+  /** `mailbox` ran dry: into the pool (its last user must not touch it after this). */
+  release(mailbox: Mailbox<T, K, R>): void {
+    mailbox.reset();
+    mailbox.state = MailboxState.Pooled;
+    if (this.filed === POOL_LIMIT) {
+      if (--this.untilRefresh > 0) {
+        this.leave(mailbox);
+        return;
+      }
+      this.untilRefresh = REFRESH_EVERY;
+      const oldest = this.oldest as Mailbox<T, K, R>;
+      this.unfile(oldest);
+      this.leave(oldest);
+    }
+    mailbox.olderPooled = this.newest;
+    if (this.newest === null) this.oldest = mailbox;
+    else this.newest.newerPooled = mailbox;
+    this.newest = mailbox;
+    this.filed++;
+  }
+
+  /** The live mailboxes. */
+  liveMailboxes(): Array<Mailbox<T, K, R>> {
+    const live: Array<Mailbox<T, K, R>> = [];
+    for (const mailbox of this.byKey.values()) if (mailbox.state !== MailboxState.Pooled) live.push(mailbox);
+    return live;
+  }
+
+  /** Forgets every mailbox, live and pooled. */
+  clear(): void {
+    this.byKey.clear();
+    this.oldest = null;
+    this.newest = null;
+    this.filed = 0;
+    this.unfiled = null;
+    this.unfiledCount = 0;
+  }
+
+  /** Takes a pooled mailbox out of the filed list (it stays in the map). */
+  private unfile(mailbox: Mailbox<T, K, R>): void {
+    const older = mailbox.olderPooled;
+    const newer = mailbox.newerPooled;
+    if (older === null) this.oldest = newer;
+    else older.newerPooled = newer;
+    if (newer === null) this.newest = older;
+    else newer.olderPooled = older;
+    mailbox.olderPooled = null;
+    mailbox.newerPooled = null;
+    this.filed--;
+  }
+
+  /** A pooled mailbox leaves the map, onto the unfiled stack if it has room. */
+  private leave(mailbox: Mailbox<T, K, R>): void {
+    this.byKey.delete(mailbox.key);
+    if (this.unfiledCount === POOL_LIMIT) return;
+    mailbox.newerPooled = this.unfiled;
+    this.unfiled = mailbox;
+    this.unfiledCount++;
+  }
+}
