@@ -33,7 +33,7 @@ export class Dispatcher<T, K, R>
   closed = false;
   /** The user's handler, held here so the per-message call skips the options object. */
   private readonly userHandler: (message: T, context: HandlerContext<K>) => ObservableInput<R>;
-  /** Live mailboxes by key (a mailbox is live only while its key has unfinished messages), and the pool of drained ones. */
+  /** Mailboxes by key, live only while their key has unfinished messages, and the pool of drained ones. */
   private readonly mailboxes = new MailboxTable<T, K, R>();
   /** Admitted messages not yet finished (running or queued): bounded by the window. */
   private inFlight = 0;

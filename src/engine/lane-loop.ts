@@ -2,7 +2,7 @@ import { RingQueue } from '../internal/ring-queue';
 
 /** Something a lane runs: a mailbox's turn, a scheduled action, a deferred handler notification. */
 export interface Runnable {
-  /** Runs it; returns the handlers it started (a mailbox's turn) or 1, which the loop counts against the lane's step. */
+  /** Runs it; returns the handlers it started (a mailbox's turn) or 1, counted against the lane's step. */
   run(): number;
 }
 
@@ -39,9 +39,9 @@ export type LongTurnListener = (lane: LoopLane, durationMs: number) => void;
 /**
  * Runs the lanes of one thread: a trampoline over the lanes that have ready work, round-robin, so lanes
  * share the thread fairly: a lane's step runs its runnables until they have started `LANE_STEP`
- * handlers (the last turn finishes), then the next lane with ready work gets the thread. Nothing runs while a hold is taken
- * (an admission batch) or while a drain is already under way further up the stack: re-entrant work is
- * queued, never nested, so no stack grows with the number of messages.
+ * handlers (the last turn finishes), then the next lane with ready work gets the thread. Nothing runs
+ * while a hold is taken (an admission batch) or while a drain is already under way further up the
+ * stack: re-entrant work is queued, never nested, so no stack grows with the number of messages.
  */
 export class LaneLoop {
   /** Lanes with ready work, in the order they will get the thread. */

@@ -112,7 +112,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     this.generation++;
   }
 
-  /** One turn: up to `throughput` messages while their handlers complete synchronously. Returns how many started. */
+  /** One turn: up to `throughput` messages while their handlers complete synchronously; returns how many started. */
   run(): number {
     const owner = this.owner;
     if (owner.closed) return 1;
