@@ -87,6 +87,44 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
     out.unsubscribe();
   });
 
+  it('gives a key that comes back after draining a live mailbox again, placed anew, and none once it drains', async () => {
+    const stats = new DispatchStats();
+    const source = new Subject<Msg>();
+    let gate = deferred();
+    const lanes: number[] = [];
+    const out = source
+      .pipe(
+        keyedDispatch({
+          executor,
+          stats,
+          key: byKey,
+          handle: (_m: Msg, ctx) => {
+            lanes.push(ctx.laneIndex);
+            return gate.promise;
+          },
+        }),
+      )
+      .subscribe();
+    source.next({ key: 'k', seq: 0 });
+    expect(stats.liveMailboxes).toBe(1);
+    gate.resolve();
+    await flushMicrotasks();
+    expect(stats.liveMailboxes).toBe(0);
+    expect(executor.liveMailboxes).toBe(0);
+    // k comes back and is placed by the rule again: parked lanes are scanned round-robin, so after
+    // 'other' took lane 1, k lands on lane 2, not on the lane 0 its drained mailbox had.
+    gate = deferred();
+    source.next({ key: 'other', seq: 1 });
+    source.next({ key: 'k', seq: 2 });
+    expect(stats.liveMailboxes).toBe(2);
+    expect(lanes).toEqual([0, 1, 2]);
+    gate.resolve();
+    await flushMicrotasks();
+    expect(stats.liveMailboxes).toBe(0);
+    expect(executor.liveMailboxes).toBe(0);
+    out.unsubscribe();
+  });
+
   it('pins a mailbox to one lane for its whole lifetime', async () => {
     const lanes = new Map<string, Set<number>>();
     const source = new Subject<Msg>();
