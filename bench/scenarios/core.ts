@@ -7,10 +7,11 @@ const RUNS = 5;
 const RUNS_PER_PROCESS = 3;
 /**
  * Process pairs (without and with metrics) for the cost of metrics: the effect is a few per cent and
- * one process differs from the next by up to ±10 % here, so it takes many pairs to see it. Each pair
- * swaps which variant runs first: the second of two runs measures ~1 % slower here, whatever it runs.
+ * one process differs from the next by 10–20 % here (each compiles the code its own way), so it takes
+ * many pairs to see it: with 12, two runs of the bench gave −2.8 % and 6.8 %. Each pair swaps which
+ * variant runs first: the second of two runs measures ~1 % slower here, whatever it runs.
  */
-const METRICS_PAIRS = 12;
+const METRICS_PAIRS = 30;
 const METRICS_RUNS_PER_PROCESS = 6;
 /** Processes, and alternating pairs in each, for the same cost measured inside one process. */
 const IN_PROCESS_RUNS = 3;

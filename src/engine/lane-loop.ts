@@ -57,17 +57,16 @@ export class LaneLoop {
   private longTurnThresholdMs = Number.POSITIVE_INFINITY;
   /** Sampling intervals asked for by busy-time meters (empty unless metrics are on). */
   private readonly busyIntervals: number[] = [];
+  /** True while long turns are watched: every run is timed (and busy time is their exact sum). */
+  private timingRuns = false;
   /**
-   * Runs between two timed runs: 1 while long turns are watched (every run is timed), the busy meters'
-   * sampling interval otherwise (reading the clock costs ~65 ns, as much as a trivial turn), 0 when
-   * nobody measures. One countdown serves both, so a measured loop pays one decrement per run.
+   * Lane steps between two timed ones for busy time while runs are not timed (reading the clock costs
+   * ~65 ns, as much as a trivial turn), 0 when nobody measures busy time. Counting steps, not runs,
+   * keeps the countdown out of the loop over a lane's runnables.
    */
-  private measureEvery = 0;
-  /** Runs left until the next timed one. */
-  private untilMeasured = 0;
-  /** The lane whose run is being timed now, and when it started (null between timed runs). */
-  private measuredLane: LoopLane | null = null;
-  private measuredSince = 0;
+  private busyEvery = 0;
+  /** Steps left until the next timed one. */
+  private untilBusy = 0;
 
   /** Puts a lane that just got ready work into the run queue, and runs it now if nothing holds the loop. */
   wake(lane: LoopLane): void {
@@ -97,20 +96,21 @@ export class LaneLoop {
   }
 
   /**
-   * Estimates the time lanes spend running into each lane's `busyMs`: times one run in `every` (every
-   * run while long turns are watched) and adds its duration times that interval, an unbiased
-   * estimate. Returns the function that stops it. No callback runs per sample: a listener closure
-   * inlined into the loop would be dropped with it at each garbage collection, and the loop with it.
+   * Estimates the time lanes spend running into each lane's `busyMs`: times one lane step in `every`
+   * (a step is the runs a lane makes before the next lane gets the thread) and adds its duration times
+   * that interval, an unbiased estimate; while long turns are watched, every run is timed and added.
+   * Returns the function that stops it. No callback runs per sample: a listener closure inlined into
+   * the loop would be dropped with it at each garbage collection, and the loop with it.
    */
   measureBusy(every: number): () => void {
     this.busyIntervals.push(every);
-    this.updateMeasureEvery();
+    this.updateMeasuring();
     let stopped = false;
     return () => {
       if (stopped) return;
       stopped = true;
       this.busyIntervals.splice(this.busyIntervals.indexOf(every), 1);
-      this.updateMeasureEvery();
+      this.updateMeasuring();
     };
   }
 
@@ -118,15 +118,13 @@ export class LaneLoop {
     let min = Number.POSITIVE_INFINITY;
     for (const e of this.longTurnListeners) min = Math.min(min, e.thresholdMs);
     this.longTurnThresholdMs = min;
-    this.updateMeasureEvery();
+    this.updateMeasuring();
   }
 
-  private updateMeasureEvery(): void {
-    let every = 0;
-    if (this.longTurnListeners.size > 0) every = 1;
-    else if (this.busyIntervals.length > 0) every = Math.min(...this.busyIntervals);
-    this.measureEvery = every;
-    this.untilMeasured = every;
+  private updateMeasuring(): void {
+    this.timingRuns = this.longTurnListeners.size > 0;
+    this.busyEvery = this.timingRuns || this.busyIntervals.length === 0 ? 0 : Math.min(...this.busyIntervals);
+    this.untilBusy = this.busyEvery;
   }
 
   private drain(): void {
@@ -135,16 +133,18 @@ export class LaneLoop {
       for (let lane = this.scheduled.shift(); lane !== undefined; lane = this.scheduled.shift()) {
         this.current = lane;
         lane.state = LaneState.Running;
+        const stepSince = this.busyEvery !== 0 && --this.untilBusy === 0 ? this.beginStep() : -1;
         // Runnables until LANE_STEP handlers have run; while no other lane waits, the lane keeps the thread.
         let started = 0;
         do {
           const runnable = lane.ready.shift() as Runnable;
-          // The timed run goes through this same call: a second call site for measured runs would have
-          // the compiler copy the whole turn into this loop a second time.
-          if (this.measureEvery !== 0 && --this.untilMeasured === 0) this.beginMeasure(lane);
+          // A timed run goes through this same call: a second call site for timed runs would have the
+          // compiler copy the whole turn into this loop a second time.
+          const runSince = this.timingRuns ? performance.now() : -1;
           started += runSafely(runnable);
-          if (this.measuredLane !== null) this.endMeasure();
+          if (runSince >= 0) this.endRun(lane, runSince);
         } while (lane.ready.size > 0 && (started < LANE_STEP || this.scheduled.size === 0));
+        if (stepSince >= 0) this.endStep(lane, stepSince);
         if (lane.ready.size > 0) {
           lane.state = LaneState.Scheduled;
           this.scheduled.push(lane);
@@ -158,22 +158,23 @@ export class LaneLoop {
     }
   }
 
-  private beginMeasure(lane: LoopLane): void {
-    this.untilMeasured = this.measureEvery;
-    this.measuredLane = lane;
-    this.measuredSince = performance.now();
+  private beginStep(): number {
+    this.untilBusy = this.busyEvery;
+    return performance.now();
   }
 
-  /** Reports the duration of the run that just ended. */
-  private endMeasure(): void {
-    const durationMs = performance.now() - this.measuredSince;
-    const lane = this.measuredLane as LoopLane;
-    this.measuredLane = null;
+  /** One step in `busyEvery` is timed, so its duration stands for that many steps: an unbiased estimate. */
+  private endStep(lane: LoopLane, since: number): void {
+    lane.busyMs += (performance.now() - since) * this.busyEvery;
+  }
+
+  /** Reports the duration of a run that just ended (runs are timed while long turns are watched). */
+  private endRun(lane: LoopLane, since: number): void {
+    const durationMs = performance.now() - since;
     if (durationMs >= this.longTurnThresholdMs) {
       for (const e of this.longTurnListeners) if (durationMs >= e.thresholdMs) e.listener(lane, durationMs);
     }
-    // One run in `measureEvery` is timed, so its duration stands for that many runs: an unbiased estimate.
-    if (this.busyIntervals.length > 0) lane.busyMs += durationMs * this.measureEvery;
+    if (this.busyIntervals.length > 0) lane.busyMs += durationMs;
   }
 }
 
