@@ -198,6 +198,19 @@ describe('DispatchMetrics', () => {
     for (const lane of lanes) expect(lane.busyRatio).toBeLessThanOrEqual(1);
   });
 
+  it('estimates busy time from one lane step in `sampleEvery`, each counted that many times', () => {
+    const metrics = new DispatchMetrics({ sampleEvery: 2 });
+    const executor = new KeyedExecutor({ workers: 2 });
+    // 64 keys of 1 ms each, 32 per lane: four steps of 16 handlers (16 ms), two of them timed and
+    // counted twice: about 64 ms (32 if the samples were not scaled, 128 if every step were).
+    const keys = Array.from({ length: 64 }, (_, i) => String.fromCharCode(0x100 + i)).join('');
+    runBusy(keys, () => 1, { stats: metrics, executor });
+    const lanes = metrics.read().lanes;
+    const total = lanes[0].busyMs + lanes[1].busyMs;
+    expect(total).toBeGreaterThanOrEqual(48);
+    expect(total).toBeLessThan(100);
+  });
+
   it('counts synchronous turns longer than `longTurnMs`', () => {
     const metrics = new DispatchMetrics({ longTurnMs: 5 });
     runBusy('abc', (m) => (m.key === 'b' ? 0 : 6), { stats: metrics });
