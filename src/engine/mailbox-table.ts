@@ -73,16 +73,25 @@ export class MailboxTable<T, K, R> {
   release(mailbox: Mailbox<T, K, R>): void {
     mailbox.reset();
     mailbox.state = MailboxState.Pooled;
-    if (this.filed === POOL_LIMIT) {
-      if (--this.untilRefresh > 0) {
-        this.leave(mailbox);
-        return;
-      }
-      this.untilRefresh = REFRESH_EVERY;
-      const oldest = this.oldest as Mailbox<T, K, R>;
-      this.unfile(oldest);
-      this.leave(oldest);
+    if (this.filed < POOL_LIMIT) this.file(mailbox);
+    else this.releaseWhenFull(mailbox);
+  }
+
+  /** The filed pool is full: `mailbox` leaves the map, or, one time in `REFRESH_EVERY`, the oldest does. */
+  private releaseWhenFull(mailbox: Mailbox<T, K, R>): void {
+    if (--this.untilRefresh > 0) {
+      this.leave(mailbox);
+      return;
     }
+    this.untilRefresh = REFRESH_EVERY;
+    const oldest = this.oldest as Mailbox<T, K, R>;
+    this.unfile(oldest);
+    this.leave(oldest);
+    this.file(mailbox);
+  }
+
+  /** Files a pooled mailbox under its key, as the newest. */
+  private file(mailbox: Mailbox<T, K, R>): void {
     mailbox.olderPooled = this.newest;
     if (this.newest === null) this.oldest = mailbox;
     else this.newest.newerPooled = mailbox;

@@ -106,7 +106,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** Forgets its messages and handler so the object can be pooled; the key stays, as the pool files it by key. */
   reset(): void {
-    this.queue.clear();
+    this.queue.trim();
     this.current = undefined;
     this.inner = null;
     this.generation++;

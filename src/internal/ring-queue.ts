@@ -51,6 +51,11 @@ export class RingQueue<T> {
     return removed;
   }
 
+  /** `clear` for a queue that is usually empty already: a no-op then, unless it had grown past `keep` slots. */
+  trim(keep = 64): void {
+    if (this.size > 0 || this.items.length > keep) this.clear(keep);
+  }
+
   /** Empties the queue; gives back its memory when it had grown past `keep` slots. */
   clear(keep = 64): void {
     if (this.items.length > keep) {
