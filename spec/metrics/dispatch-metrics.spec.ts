@@ -198,17 +198,34 @@ describe('DispatchMetrics', () => {
     for (const lane of lanes) expect(lane.busyRatio).toBeLessThanOrEqual(1);
   });
 
-  it('estimates busy time from one lane step in `sampleEvery`, each counted that many times', () => {
+  it('estimates busy time from one drain in `sampleEvery`, counted that many times and shared by handler runs', () => {
     const metrics = new DispatchMetrics({ sampleEvery: 2 });
     const executor = new KeyedExecutor({ workers: 2 });
-    // 64 keys of 1 ms each, 32 per lane: four steps of 16 handlers (16 ms), two of them timed and
-    // counted twice: about 64 ms (32 if the samples were not scaled, 128 if every step were).
-    const keys = Array.from({ length: 64 }, (_, i) => String.fromCharCode(0x100 + i)).join('');
-    runBusy(keys, () => 1, { stats: metrics, executor });
+    const source = new Subject<Message>();
+    const sub = source
+      .pipe(
+        keyedDispatch({
+          stats: metrics,
+          executor,
+          key: (m: Message) => m.key,
+          handle: (m: Message) => {
+            spin(8);
+            return [m];
+          },
+        }),
+      )
+      .subscribe();
+    // Four messages, each run by a drain of its own (8 ms): the second and the fourth are timed and
+    // counted twice, about 32 ms in all (16 if the samples were not scaled, 64 if every drain were).
+    for (const [seq, key] of ['a', 'b', 'c', 'd'].entries()) source.next({ key, seq });
     const lanes = metrics.read().lanes;
     const total = lanes[0].busyMs + lanes[1].busyMs;
-    expect(total).toBeGreaterThanOrEqual(48);
-    expect(total).toBeLessThan(100);
+    expect(total).toBeGreaterThanOrEqual(24);
+    expect(total).toBeLessThan(50);
+    // a and c ran on lane 0, b and d on lane 1: each timed drain went to the lane it ran.
+    expect(lanes[0].busyMs).toBe(0);
+    expect(lanes[1].busyMs).toBeGreaterThanOrEqual(24);
+    sub.unsubscribe();
   });
 
   it('counts synchronous turns longer than `longTurnMs`', () => {

@@ -22,6 +22,8 @@ export interface LoopLane {
    * `LaneLoop.measureBusy`); a plain sum, so metrics read differences of it.
    */
   busyMs: number;
+  /** Handlers the lane started in the drain being timed for busy time (0 otherwise). */
+  timedRuns: number;
 }
 
 export enum LaneState {
@@ -60,13 +62,14 @@ export class LaneLoop {
   /** True while long turns are watched: every run is timed (and busy time is their exact sum). */
   private timingRuns = false;
   /**
-   * Lane steps between two timed ones for busy time while runs are not timed (reading the clock costs
-   * ~65 ns, as much as a trivial turn), 0 when nobody measures busy time. Counting steps, not runs,
-   * keeps the countdown out of the loop over a lane's runnables.
+   * Drains between two timed ones for busy time while runs are not timed (reading the clock costs
+   * ~65 ns, as much as a trivial turn), 0 when nobody measures busy time.
    */
   private busyEvery = 0;
-  /** Steps left until the next timed one. */
+  /** Drains left until the next timed one. */
   private untilBusy = 0;
+  /** Lanes that ran in the drain being timed, to share its duration by their handler runs. */
+  private readonly timedLanes: LoopLane[] = [];
 
   /** Puts a lane that just got ready work into the run queue, and runs it now if nothing holds the loop. */
   wake(lane: LoopLane): void {
@@ -96,11 +99,14 @@ export class LaneLoop {
   }
 
   /**
-   * Estimates the time lanes spend running into each lane's `busyMs`: times one lane step in `every`
-   * (a step is the runs a lane makes before the next lane gets the thread) and adds its duration times
-   * that interval, an unbiased estimate; while long turns are watched, every run is timed and added.
-   * Returns the function that stops it. No callback runs per sample: a listener closure inlined into
-   * the loop would be dropped with it at each garbage collection, and the loop with it.
+   * Estimates the time lanes spend running into each lane's `busyMs`: times one drain of the loop in
+   * `every` and adds its duration times that interval (an unbiased estimate), shared among the lanes
+   * that ran in it by the handlers each started; while long turns are watched, every run is timed and
+   * added to its lane. Returns the function that stops it. The clock is read where a drain starts and
+   * ends, outside its loop: a call made once in `every` drains stays out of the loop's compiled code,
+   * where a clock read (and its inlined call chain) would crowd out the turn's own inlining. No
+   * callback runs per sample: a listener closure inlined into the loop would be dropped with it at
+   * each garbage collection, and the loop with it.
    */
   measureBusy(every: number): () => void {
     this.busyIntervals.push(every);
@@ -129,11 +135,11 @@ export class LaneLoop {
 
   private drain(): void {
     this.draining = true;
+    const drainSince = this.busyEvery !== 0 && --this.untilBusy === 0 ? this.beginDrain() : -1;
     try {
       for (let lane = this.scheduled.shift(); lane !== undefined; lane = this.scheduled.shift()) {
         this.current = lane;
         lane.state = LaneState.Running;
-        const stepSince = this.busyEvery !== 0 && --this.untilBusy === 0 ? this.beginStep() : -1;
         // Runnables until LANE_STEP handlers have run; while no other lane waits, the lane keeps the thread.
         let started = 0;
         do {
@@ -144,7 +150,7 @@ export class LaneLoop {
           started += runSafely(runnable);
           if (runSince >= 0) this.endRun(lane, runSince);
         } while (lane.ready.size > 0 && (started < LANE_STEP || this.scheduled.size === 0));
-        if (stepSince >= 0) this.endStep(lane, stepSince);
+        if (drainSince >= 0) this.countTimedRuns(lane, started);
         if (lane.ready.size > 0) {
           lane.state = LaneState.Scheduled;
           this.scheduled.push(lane);
@@ -155,17 +161,30 @@ export class LaneLoop {
     } finally {
       this.current = null;
       this.draining = false;
+      if (drainSince >= 0) this.endDrain(drainSince);
     }
   }
 
-  private beginStep(): number {
+  private beginDrain(): number {
     this.untilBusy = this.busyEvery;
     return performance.now();
   }
 
-  /** One step in `busyEvery` is timed, so its duration stands for that many steps: an unbiased estimate. */
-  private endStep(lane: LoopLane, since: number): void {
-    lane.busyMs += (performance.now() - since) * this.busyEvery;
+  private countTimedRuns(lane: LoopLane, started: number): void {
+    if (lane.timedRuns === 0) this.timedLanes.push(lane);
+    lane.timedRuns += started;
+  }
+
+  /** One drain in `busyEvery` is timed, so its duration stands for that many: shared by handler runs. */
+  private endDrain(since: number): void {
+    const durationMs = (performance.now() - since) * this.busyEvery;
+    let runs = 0;
+    for (const lane of this.timedLanes) runs += lane.timedRuns;
+    for (const lane of this.timedLanes) {
+      lane.busyMs += (durationMs * lane.timedRuns) / runs;
+      lane.timedRuns = 0;
+    }
+    this.timedLanes.length = 0;
   }
 
   /** Reports the duration of a run that just ended (runs are timed while long turns are watched). */

@@ -14,6 +14,7 @@ export class Lane implements SchedulerLike, LoopLane {
   /** Live mailboxes pinned to this lane (its load, for placing new mailboxes). */
   pinned = 0;
   busyMs = 0;
+  timedRuns = 0;
 
   constructor(
     /** Position of the lane in its executor, from 0. */
