@@ -15,7 +15,7 @@ export interface DispatchMetricsOptions {
    * `sampleEvery` times, shared among the lanes by the handlers each started in it. Reading the clock costs 50–150 ns, as
    * much as dispatching a message, so timing every one would halve the throughput of fast handlers;
    * 1 times everything (exact, for slow handlers or tests). Integer ≥ 1. Default 256 (at 64, the timing
-   * cost ~5–12 % of a trivial handler's throughput in the core benchmark; at 256, 2–4.5 %).
+   * cost ~5–12 % of a trivial handler's throughput in the core benchmark; at 256, 0–3 %).
    */
   sampleEvery?: number;
   /**
