@@ -344,16 +344,19 @@ export class Dispatcher<T, K, R>
 
   backlogOf(key: unknown): number {
     const mailbox = this.mailboxes.get(key as K);
-    if (mailbox === undefined) return 0;
-    const running = mailbox.state === MailboxState.Running || mailbox.state === MailboxState.Waiting;
-    return mailbox.queue.size + (running ? 1 : 0);
+    return mailbox === undefined ? 0 : backlogIn(mailbox);
   }
 
   hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
     const all: Array<{ key: unknown; backlog: number }> = [];
-    for (const mailbox of this.mailboxes.liveMailboxes()) {
-      all.push({ key: mailbox.key, backlog: this.backlogOf(mailbox.key) });
-    }
+    for (const mailbox of this.mailboxes.liveMailboxes())
+      all.push({ key: mailbox.key, backlog: backlogIn(mailbox) });
     return all.sort((a, b) => b.backlog - a.backlog).slice(0, n);
   }
+}
+
+/** Unfinished messages of a live mailbox: queued, plus the one running (or waiting out a retry). */
+function backlogIn(mailbox: Mailbox<unknown, unknown, unknown>): number {
+  const running = mailbox.state === MailboxState.Running || mailbox.state === MailboxState.Waiting;
+  return mailbox.queue.size + (running ? 1 : 0);
 }
