@@ -104,7 +104,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     return this;
   }
 
-  /** Forgets its messages and handler so the object can be pooled; the key stays, as the pool files it by key. */
+  /** Forgets its messages and handler so it can be pooled; the key stays: the pool files it by key. */
   reset(): void {
     this.queue.trim();
     this.current = undefined;

@@ -12,10 +12,10 @@ export interface DispatchMetricsOptions {
    * One handler in `sampleEvery` is timed for the latency histogram (one at a time: a sample that falls
    * due while another handler is still being timed is skipped), and one drain of the lane loop in
    * `sampleEvery` (the turns it runs until no lane has work) for the busy ratio: its duration counts
-   * `sampleEvery` times, shared among the lanes by the handlers each started in it. Reading the clock costs 50–150 ns, as
-   * much as dispatching a message, so timing every one would halve the throughput of fast handlers;
-   * 1 times everything (exact, for slow handlers or tests). Integer ≥ 1. Default 256 (at 64, the timing
-   * cost ~5–12 % of a trivial handler's throughput in the core benchmark; at 256, 0–3 %).
+   * `sampleEvery` times, shared among the lanes by the handlers each started in it. Reading the clock
+   * costs 50–150 ns, as much as dispatching a message, so timing every one would halve the throughput of
+   * fast handlers; 1 times everything (exact, for slow handlers or tests). Integer ≥ 1. Default 256 (at
+   * 64, the timing cost ~5–12 % of a trivial handler's throughput in the core benchmark; at 256, 0–3 %).
    */
   sampleEvery?: number;
   /**
