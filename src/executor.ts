@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Lane } from './engine/lane';
 import { type LongTurnListener, threadLoop } from './engine/lane-loop';
-import { functionOption, integerOption } from './options';
+import { functionOption, integerOption } from './validate';
 
 /** Options of `KeyedExecutor`. */
 export interface KeyedExecutorOptions {
@@ -22,11 +22,14 @@ export interface ExecutorClient {
   terminate(error: unknown): void;
 }
 
-/** Raised into dispatchers still running when their executor is closed. */
+/**
+ * Raised into dispatchers still running when their executor is closed, and by a dispatcher started on
+ * a closed executor. The message names the kind of executor (`KeyedExecutor` or `ThreadExecutor`).
+ */
 export class KeyedExecutorClosedError extends Error {
   override name = 'KeyedExecutorClosedError';
-  constructor() {
-    super('KeyedExecutor was closed while a dispatcher was still running on it');
+  constructor(executor: 'KeyedExecutor' | 'ThreadExecutor' = 'KeyedExecutor') {
+    super(`${executor} was closed while a dispatcher was still running on it`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { from, Observable, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
-import { describe, functionOption, integerOption, optionsObject } from './options';
+import { describe, functionOption, integerOption, optionsObject } from './validate';
 
 /** What a dead-letter handler is told about the message it receives. Safe to keep after the call. */
 export interface FailureContext<K> {

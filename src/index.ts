@@ -1,4 +1,4 @@
-export { WindowOverflowError } from './dispatcher';
+export { WindowOverflowError } from './dispatch/dispatch-core';
 export { Lane } from './engine/lane';
 export type { HandlerContext } from './engine/mailbox';
 export { KeyedExecutor, KeyedExecutorClosedError, type KeyedExecutorOptions } from './executor';

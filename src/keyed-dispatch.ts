@@ -1,8 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import { Dispatcher } from './dispatcher';
+import { createDispatcher } from './dispatch/create-dispatcher';
 import { type KeyedDispatchOptions, resolveDispatchOptions } from './options';
-import { ThreadDispatcher, threadHandlerOf } from './threads/thread-dispatcher';
-import { ThreadExecutor } from './threads/thread-executor';
 
 /**
  * Dispatches each message into a mailbox of its key: one message at a time per key, in receive order,
@@ -14,17 +12,9 @@ import { ThreadExecutor } from './threads/thread-executor';
  */
 export function keyedDispatch<T, K, R>(options: KeyedDispatchOptions<T, K, R>): OperatorFunction<T, R> {
   const resolved = resolveDispatchOptions(options);
-  const threadHandler = threadHandlerOf(resolved);
   return (source) =>
     new Observable<R>((subscriber) => {
-      const dispatcher =
-        threadHandler === undefined
-          ? new Dispatcher<T, K, R>(resolved, subscriber)
-          : new ThreadDispatcher<T, K, R>(
-              { ...resolved, executor: resolved.executor ?? ThreadExecutor.shared },
-              subscriber,
-              threadHandler,
-            );
+      const dispatcher = createDispatcher(resolved, subscriber);
       // Registered before starting: a synchronous source can make a downstream `take` unsubscribe
       // while `start` is still on the stack, and that must stop the dispatcher right there.
       subscriber.add(() => dispatcher.teardown());

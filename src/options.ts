@@ -1,10 +1,11 @@
 import type { ObservableInput } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
-import type { KeyedExecutor } from './executor';
+import { KeyedExecutor } from './executor';
 import type { FailurePolicy } from './failure-policy';
-import type { DispatchStats } from './stats';
+import { DispatchStats } from './stats';
 import { isThreadHandler, type ThreadHandler } from './threads/handler';
-import type { ThreadExecutor } from './threads/thread-executor';
+import { ThreadExecutor } from './threads/thread-executor';
+import { describe, functionOption, integerOption, optionsObject } from './validate';
 
 /** Options of `keyedDispatch`. Invalid values throw a `TypeError` naming the option when the operator is created. */
 export interface KeyedDispatchOptions<T, K, R> {
@@ -55,7 +56,8 @@ export interface ResolvedDispatchOptions<T, K, R> {
   handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>;
   /** Set when `handle` is a thread handler (then `handle` is never called on this thread). */
   threadHandler: ThreadHandler<unknown, unknown> | undefined;
-  executor: KeyedExecutor | ThreadExecutor | undefined;
+  /** Of the handler's lane kind: a ThreadExecutor exactly when `threadHandler` is set. */
+  executor: KeyedExecutor | ThreadExecutor;
   maxInFlight: number;
   batch: number;
   throughput: number;
@@ -63,15 +65,20 @@ export interface ResolvedDispatchOptions<T, K, R> {
   stats: DispatchStats | undefined;
 }
 
+/**
+ * Checks `keyedDispatch`'s options and fills in the defaults; `owner` names the caller in errors (a
+ * runtime names the component). Handler and executor must be of the same lane kind.
+ */
 export function resolveDispatchOptions<T, K, R>(
   options: KeyedDispatchOptions<T, K, R>,
+  owner = 'keyedDispatch',
 ): ResolvedDispatchOptions<T, K, R> {
-  optionsObject('keyedDispatch', options);
-  const maxInFlight = integerOption('keyedDispatch', 'maxInFlight', options.maxInFlight, 256, 1);
+  optionsObject(owner, options);
+  const maxInFlight = integerOption(owner, 'maxInFlight', options.maxInFlight, 256, 1);
   const onOverflow = options.onOverflow ?? 'buffer';
   if (onOverflow !== 'buffer' && onOverflow !== 'error') {
     throw new TypeError(
-      `keyedDispatch: expected \`onOverflow\` to be 'buffer' or 'error', got ${describe(onOverflow)}`,
+      `${owner}: expected \`onOverflow\` to be 'buffer' or 'error', got ${describe(onOverflow)}`,
     );
   }
   const threadHandler = isThreadHandler(options.handle) ? options.handle : undefined;
@@ -81,72 +88,66 @@ export function resolveDispatchOptions<T, K, R>(
     typeof (onFailure as Partial<FailurePolicy<T, K>> | null)?.wrap !== 'function'
   ) {
     throw new TypeError(
-      `keyedDispatch: expected \`onFailure\` to be a failure policy (from retryPolicy()), got ${describe(onFailure)}`,
+      `${owner}: expected \`onFailure\` to be a failure policy (from retryPolicy()), got ${describe(onFailure)}`,
     );
   }
   if (onFailure !== undefined && threadHandler) {
-    throw new TypeError('keyedDispatch: `onFailure` is not supported with a thread handler yet; got both');
+    throw new TypeError(`${owner}: \`onFailure\` is not supported with a thread handler yet; got both`);
   }
   const handle = threadHandler
     ? runsInThreads
     : functionOption(
-        'keyedDispatch',
+        owner,
         'handle',
         options.handle as (message: T, context: HandlerContext<K>) => ObservableInput<R>,
       );
+  if (options.stats !== undefined && !(options.stats instanceof DispatchStats)) {
+    throw new TypeError(
+      `${owner}: expected \`stats\` to be a DispatchStats or DispatchMetrics, got ${describe(options.stats)}`,
+    );
+  }
   return {
-    key: functionOption('keyedDispatch', 'key', options.key),
+    key: functionOption(owner, 'key', options.key),
     handle: onFailure === undefined || threadHandler ? handle : onFailure.wrap(handle),
     threadHandler,
-    executor: options.executor,
+    executor: executorOf(owner, options.executor, threadHandler),
     maxInFlight,
     batch: Math.max(1, Math.floor(maxInFlight / 16)),
-    throughput: integerOption('keyedDispatch', 'throughput', options.throughput, 16, 1),
+    throughput: integerOption(owner, 'throughput', options.throughput, 16, 1),
     onOverflow,
     stats: options.stats,
   };
 }
 
+/** The executor of the handler's lane kind: the one given, which must be of that kind, or the shared one. */
+function executorOf(
+  owner: string,
+  executor: unknown,
+  threadHandler: ThreadHandler<unknown, unknown> | undefined,
+): KeyedExecutor | ThreadExecutor {
+  if (threadHandler === undefined) {
+    if (executor === undefined) return KeyedExecutor.shared;
+    if (executor instanceof KeyedExecutor) return executor;
+    if (executor instanceof ThreadExecutor) {
+      throw new TypeError(
+        `${owner}: \`executor\` is a ThreadExecutor, so \`handle\` must be threadHandler(module, exportName), got a function`,
+      );
+    }
+  } else {
+    if (executor === undefined) return ThreadExecutor.shared;
+    if (executor instanceof ThreadExecutor) return executor;
+    if (executor instanceof KeyedExecutor) {
+      throw new TypeError(
+        `${owner}: \`handle\` is a thread handler (${threadHandler.moduleUrl}#${threadHandler.exportName}), so \`executor\` must be a ThreadExecutor, got a KeyedExecutor (event-loop lanes)`,
+      );
+    }
+  }
+  throw new TypeError(
+    `${owner}: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
+  );
+}
+
 /** The `handle` of a dispatch on thread lanes: the handler runs in the threads, never here. */
 function runsInThreads(): never {
   throw new Error('keyedDispatch: a thread handler runs only in the threads of a ThreadExecutor');
-}
-
-/** Throws unless `options` is an object, naming its owner: every options bag is checked this way first. */
-export function optionsObject(owner: string, options: unknown): void {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${owner}: expected an options object, got ${describe(options)}`);
-  }
-}
-
-/** Validates an optional integer option with a lower bound, naming the option, the value and its type. */
-export function integerOption(
-  owner: string,
-  name: string,
-  value: unknown,
-  fallback: number,
-  min: number,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new TypeError(`${owner}: expected \`${name}\` to be an integer >= ${min}, got ${describe(value)}`);
-  }
-  return value;
-}
-
-export function functionOption<F>(owner: string, name: string, value: F): F {
-  if (typeof value !== 'function') {
-    throw new TypeError(`${owner}: expected \`${name}\` to be a function, got ${describe(value)}`);
-  }
-  return value;
-}
-
-/** `1.5 (number)`, `'x' (string)`, `null`: a value and its type, for error messages. */
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'string') return `'${value}' (string)`;
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'object') return `${Array.isArray(value) ? 'an array' : 'an object'} (object)`;
-  return `${String(value)} (${typeof value})`;
 }

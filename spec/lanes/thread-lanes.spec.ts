@@ -143,7 +143,11 @@ describe('thread lanes', () => {
         { key: 'c', n: 3 },
       ];
       const run = runOnThreads(executor, messages, 'echo', settled);
-      await expect(run).rejects.toMatchObject({ name: 'DataCloneError' });
+      await expect(run).rejects.toMatchObject({
+        name: 'TypeError',
+        message: expect.stringMatching(/a message for a thread lane cannot be cloned \(DataCloneError: /),
+        cause: expect.objectContaining({ name: 'DataCloneError' }),
+      });
       // The three messages went out in one batch; the others were posted on their own and not failed.
       expect(settled).toEqual(['b2:failed']);
     } finally {

@@ -26,8 +26,14 @@ export interface MailboxOwner<T, K, R> {
   readonly throughput: number;
   /** True once torn down: mailboxes stop at the next step and drop what they hold. */
   readonly closed: boolean;
+  /**
+   * Called just before `message` starts: false when it was withdrawn meanwhile (discarded, or its
+   * dispatcher stopped from another thread), and then it is skipped without being settled.
+   */
+  claim(message: T): boolean;
   handle(message: T, context: HandlerContext<K>): ObservableInput<R>;
-  emit(value: R): void;
+  /** A value of the handler running in `mailbox` (its message is `mailbox.current`). */
+  emit(value: R, mailbox: Mailbox<T, K, R>): void;
   /** The handler of `message` completed. */
   settle(mailbox: Mailbox<T, K, R>, message: T): void;
   /** The handler of `message` threw or errored: the owner tears down (closed) or settles it and goes on. */
@@ -104,6 +110,22 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     return this;
   }
 
+  /** Queues a message; an idle mailbox gets a turn on its lane. */
+  post(message: T): void {
+    this.queue.push(message);
+    if (this.state === MailboxState.Idle) {
+      this.state = MailboxState.Ready;
+      this.lane.enqueue(this);
+    }
+  }
+
+  /** Cancels the running handler, if it is asynchronous (its teardown runs now); the owner is closing. */
+  cancel(): void {
+    const inner = this.inner;
+    this.inner = null;
+    inner?.unsubscribe();
+  }
+
   /** Forgets its messages and handler so it can be pooled; the key stays: the pool files it by key. */
   reset(): void {
     this.queue.trim();
@@ -129,14 +151,8 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
         return started;
       }
       if (owner.closed) return started;
-      if (this.queue.size === 0) {
-        this.state = MailboxState.Idle;
-        owner.retire(this);
-        return started;
-      }
-      if (started === throughput) {
-        this.state = MailboxState.Ready;
-        this.lane.enqueue(this);
+      if (this.queue.size === 0 || started === throughput) {
+        this.resumeOrRetire();
         return started;
       }
     }
@@ -149,6 +165,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
    */
   private start(message: T): boolean {
     const owner = this.owner;
+    if (!owner.claim(message)) return true;
     const generation = ++this.generation;
     this.current = message;
     let input: ObservableInput<R>;
@@ -160,7 +177,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       return true;
     }
     if (!Array.isArray(input)) return this.subscribeTo(message, input, generation);
-    for (let i = 0; i < input.length && !owner.closed; i++) owner.emit(input[i]);
+    for (let i = 0; i < input.length && !owner.closed; i++) owner.emit(input[i], this);
     this.current = undefined;
     if (!owner.closed) owner.settle(this, message);
     return true;
@@ -207,7 +224,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   // Observer of the running handler. Synchronous notifications are handled in place; later ones are
   // carried to the mailbox's lane, so the continuation runs there.
   next(value: R): void {
-    if (this.sync) this.owner.emit(value);
+    if (this.sync) this.owner.emit(value, this);
     else this.deliver(this.generation, Note.Next, value);
   }
 
@@ -234,7 +251,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   /** Applies an asynchronous notification of the running handler; runs on the mailbox's lane. */
   apply(note: Note, value: unknown): void {
     const owner = this.owner;
-    if (note === Note.Next || note === Note.NextThenComplete) owner.emit(value as R);
+    if (note === Note.Next || note === Note.NextThenComplete) owner.emit(value as R, this);
     if (owner.closed || note === Note.Next) return;
     const message = this.current as T;
     this.current = undefined;
@@ -242,13 +259,17 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     // After a failure the owner has either torn down (closed) or settled it and goes on with the queue.
     if (note === Note.Error) owner.fail(this, message, value);
     else owner.settle(this, message);
-    if (owner.closed) return;
+    if (!owner.closed) this.resumeOrRetire();
+  }
+
+  /** After a handler finished: back in its lane's FIFO if messages wait, else retired to its owner. */
+  private resumeOrRetire(): void {
     if (this.queue.size > 0) {
       this.state = MailboxState.Ready;
       this.lane.enqueue(this);
     } else {
       this.state = MailboxState.Idle;
-      owner.retire(this);
+      this.owner.retire(this);
     }
   }
 

@@ -1,5 +1,4 @@
 import { RingQueue } from '../internal/ring-queue';
-import { integerOption, optionsObject } from '../options';
 import {
   openReceiver,
   Receiver,
@@ -7,6 +6,7 @@ import {
   type ReceiverSink,
   type Settlement,
 } from '../receiver';
+import { integerOption, optionsObject } from '../validate';
 import type {
   KafkaConsumerAdapter,
   KafkaConsumerListener,

@@ -1,4 +1,4 @@
-import { describe, functionOption } from '../options';
+import { describe, functionOption } from '../validate';
 import type { KafkaHeaders } from './message';
 
 /** The part of a kafkajs `Producer` the helper uses (structural; any client with this `send` fits). */

@@ -1,7 +1,7 @@
 import { asyncScheduler, defer, interval, map, type Observable, type SchedulerLike } from 'rxjs';
 import { KeyedExecutor } from '../executor';
-import { describe, integerOption, optionsObject } from '../options';
 import { type DispatchCounters, type DispatchSnapshot, DispatchStats, type HandlerTimer } from '../stats';
+import { describe, integerOption, optionsObject } from '../validate';
 import { Histogram, type LatencySummary } from './histogram';
 
 /** Options of `DispatchMetrics`. */

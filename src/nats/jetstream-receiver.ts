@@ -1,5 +1,4 @@
 import type { Consumer, ConsumerMessages } from '@nats-io/jetstream';
-import { describe, functionOption, integerOption, optionsObject } from '../options';
 import {
   openReceiver,
   Receiver,
@@ -8,6 +7,7 @@ import {
   type SettledListener,
   type Settlement,
 } from '../receiver';
+import { describe, functionOption, integerOption, optionsObject } from '../validate';
 import { type JetStreamMessage, toMessage } from './message';
 
 /**

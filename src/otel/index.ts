@@ -6,7 +6,7 @@ import type {
   Observable as OtelObservable,
 } from '@opentelemetry/api';
 import type { DispatchMetrics } from '../metrics';
-import { describe } from '../options';
+import { describe } from '../validate';
 
 /** Options of `exportToOpenTelemetry`. */
 export interface OpenTelemetryExportOptions {

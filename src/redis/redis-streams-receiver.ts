@@ -1,5 +1,4 @@
 import type Redis from 'ioredis';
-import { describe, functionOption, integerOption, optionsObject } from '../options';
 import {
   openReceiver,
   Receiver,
@@ -8,6 +7,7 @@ import {
   type SettledListener,
   type Settlement,
 } from '../receiver';
+import { describe, functionOption, integerOption, optionsObject } from '../validate';
 import { type RedisStreamMessage, toMessage } from './message';
 
 /** Options of `fromRedisStreams`. Invalid values throw a `TypeError` naming the option. */

@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { describe, integerOption } from '../options';
+import { describe, integerOption } from '../validate';
 
 /**
  * A key-partitioned stream layout: `count` streams named `<prefix>:0` … `<prefix>:<count - 1>`, each

@@ -1,14 +1,18 @@
-import { asyncScheduler, Observable, type Observer, type SchedulerLike, type Subscription } from 'rxjs';
-import { Dispatcher } from '../dispatcher';
+import {
+  asyncScheduler,
+  isObservable,
+  Observable,
+  type Observer,
+  type SchedulerLike,
+  type Subscription,
+} from 'rxjs';
+import { createDispatcher } from '../dispatch/create-dispatcher';
+import type { DispatchCore } from '../dispatch/dispatch-core';
 import { threadLoop } from '../engine/lane-loop';
 import { KeyedExecutor } from '../executor';
-import {
-  describe,
-  integerOption,
-  type KeyedDispatchOptions,
-  optionsObject,
-  resolveDispatchOptions,
-} from '../options';
+import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from '../options';
+import { ThreadExecutor } from '../threads/thread-executor';
+import { describe, integerOption, optionsObject } from '../validate';
 import { Intake } from './intake';
 
 /** One dispatcher of a runtime: where its messages come from, how they are handled, where results go. */
@@ -36,10 +40,12 @@ export interface DispatchRuntimeOptions {
   /** The dispatchers it runs, started together and stopped together. At least one. */
   components: readonly AnyRuntimeComponent[];
   /**
-   * The lanes every component runs on. The runtime owns it: it is closed once every component has
-   * stopped (unless it is `KeyedExecutor.shared`). Default: a new `KeyedExecutor()`.
+   * The lanes every component runs on: a `KeyedExecutor` for function handlers, a `ThreadExecutor` for
+   * `threadHandler`s (every component must match it; a mismatch is rejected at construction). The
+   * runtime owns it: it is closed once every component has stopped (unless it is a shared executor).
+   * Default: a new `KeyedExecutor()`.
    */
-  executor?: KeyedExecutor;
+  executor?: KeyedExecutor | ThreadExecutor;
   /** Times the stop's deadline and quiet period. Default `asyncScheduler`. */
   scheduler?: SchedulerLike;
 }
@@ -111,7 +117,7 @@ type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
  * deadline, settles nothing that did not finish, then closes the executor; `forceStop()` cuts at once.
  */
 export class DispatchRuntime {
-  readonly executor: KeyedExecutor;
+  readonly executor: KeyedExecutor | ThreadExecutor;
   private readonly components: RunningComponent<any, any, any>[];
   private readonly scheduler: SchedulerLike;
   private lifecycle: RuntimeState = 'new';
@@ -128,7 +134,13 @@ export class DispatchRuntime {
         `DispatchRuntime: expected \`components\` to be a non-empty array, got ${describe(components)}`,
       );
     }
-    this.executor = options.executor ?? new KeyedExecutor();
+    const executor = options.executor ?? new KeyedExecutor();
+    if (!(executor instanceof KeyedExecutor) && !(executor instanceof ThreadExecutor)) {
+      throw new TypeError(
+        `DispatchRuntime: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
+      );
+    }
+    this.executor = executor;
     this.scheduler = options.scheduler ?? asyncScheduler;
     const names = new Set<string>();
     this.components = components.map((component, i) => {
@@ -139,7 +151,7 @@ export class DispatchRuntime {
         );
       }
       names.add(name);
-      return new RunningComponent(component as RuntimeComponent<any, any, any>, this.executor);
+      return new RunningComponent(component as RuntimeComponent<any, any, any>, this.executor, i);
     });
   }
 
@@ -294,7 +306,8 @@ export class DispatchRuntime {
   private async close(outcome: StopReport['outcome']): Promise<StopReport> {
     this.interrupt = null;
     for (const component of this.components) component.cut();
-    if (this.executor !== KeyedExecutor.shared) await this.executor.close();
+    if (this.executor !== KeyedExecutor.shared && this.executor !== ThreadExecutor.shared)
+      await this.executor.close();
     this.lifecycle = 'stopped';
     return { outcome, components: this.components.map((c) => c.report()) };
   }
@@ -308,8 +321,8 @@ class RunningComponent<T, K, R> {
   /** Its output has completed or errored (known without waiting for `ended`). */
   hasEnded = false;
   private markEnded!: () => void;
-  private readonly resolved;
-  private dispatcher: Dispatcher<T, K, R> | null = null;
+  private readonly resolved: ResolvedDispatchOptions<T, K, R>;
+  private dispatcher: DispatchCore<T, K, R> | null = null;
   private subscription: Subscription | null = null;
   private state: ComponentStopReport['state'] | 'running' | 'new' = 'new';
   private error: unknown = undefined;
@@ -320,9 +333,17 @@ class RunningComponent<T, K, R> {
 
   constructor(
     private readonly component: RuntimeComponent<T, K, R>,
-    executor: KeyedExecutor,
+    executor: KeyedExecutor | ThreadExecutor,
+    index: number,
   ) {
-    this.resolved = resolveDispatchOptions<T, K, R>({ ...component.dispatch, executor });
+    const owner = `DispatchRuntime: components[${index}] ('${component.name}')`;
+    optionsObject(owner, component.dispatch);
+    this.resolved = resolveDispatchOptions<T, K, R>({ ...component.dispatch, executor }, `${owner}.dispatch`);
+    if (!isObservable(component.source)) {
+      throw new TypeError(
+        `${owner}: expected \`source\` to be an Observable or a receiver, got ${describe(component.source)}`,
+      );
+    }
     this.intake = new Intake(component.source);
     this.ended = new Promise<void>((resolve) => {
       this.markEnded = () => {
@@ -340,7 +361,7 @@ class RunningComponent<T, K, R> {
     this.state = 'running';
     const output = this.component.output;
     const dispatched = new Observable<R>((subscriber) => {
-      const dispatcher = new Dispatcher<T, K, R>(this.resolved, subscriber);
+      const dispatcher = createDispatcher(this.resolved, subscriber);
       this.dispatcher = dispatcher;
       dispatcher.start(this.intake.source);
       return () => dispatcher.teardown();
@@ -369,7 +390,7 @@ class RunningComponent<T, K, R> {
     this.failedAtStop = snapshot?.failed ?? 0;
     if (this.state !== 'running') return;
     this.state = 'drained';
-    const dispatcher = this.dispatcher as Dispatcher<T, K, R>;
+    const dispatcher = this.dispatcher as DispatchCore<T, K, R>;
     if (drain === 'running') for (const m of dispatcher.discard(() => true)) this.left.push(m);
     this.intake.stop();
   }

@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TransferListItem } from 'node:worker_threads';
-import { describe, functionOption } from '../options';
+import { describe, functionOption } from '../validate';
 
 /** Options of `threadHandler`. */
 export interface ThreadHandlerOptions<T> {

@@ -10,9 +10,11 @@
  * structured clone.
  *
  * Main → thread (`ToThread`):
- *   OPEN  channel, moduleUrl, exportName, throughput   a dispatcher's first message to this thread
+ *   OPEN  channel, moduleUrl, exportName, throughput,  a dispatcher's first message to this thread,
+ *           ticket pages                               with its ticket pages so far
+ *   PAGE  channel, ticket page                         one more ticket page of a dispatcher
  *   RUN   channel, count, then `count` times:          messages of one dispatcher, each into a mailbox
- *           mailbox, message id, key, message          (per-dispatcher mailbox id)
+ *           mailbox, message id, ticket, key, message  (per-dispatcher mailbox id)
  *   CLOSE channel                                      the dispatcher ended: cancel and forget it
  *   STOP                                               the executor closes: cancel everything and exit
  *
@@ -20,9 +22,18 @@
  * and channel repeated for every message made the main thread's posts ~1.8× as costly.
  *
  * Thread → main (`ToMain`):
- *   NEXT  channel, value                  a handler emitted a value
+ *   NEXT  message id, value               the message's handler emitted a value
  *   DONE  message id                      a handler completed
- *   FAIL  message id, error               a handler threw or errored (or could not be loaded)
+ *   FAIL  message id, error               a handler threw or errored (or could not be loaded, or one of
+ *                                         its values could not be cloned)
+ *
+ * Tickets: a message posted to a thread is not the thread's to start until it claims it. Each posted
+ * message holds a ticket, a slot in shared memory (pages of `TICKET_PAGE` Int32 slots per dispatcher,
+ * `SharedArrayBuffer`s both sides see) set to the message's tag while it waits. The thread claims it with
+ * a compare-and-swap just before the handler starts; the main thread withdraws it with the same swap
+ * (discard, unsubscribe, close). Whoever swaps first wins, so a withdrawn message never starts however
+ * many messages the thread still has queued, and a discard knows at once which messages never started.
+ * A ticket is reused for a later message under a new tag, so a stale record in a thread never matches.
  *
  * Ordering: one port per thread keeps each direction in order, so a message's values arrive before its
  * DONE, and the RUN operations of one mailbox arrive in admission order.
@@ -35,6 +46,7 @@ export enum ToThread {
   Run = 1,
   Close = 2,
   Stop = 3,
+  Page = 4,
 }
 
 export enum ToMain {
@@ -44,13 +56,50 @@ export enum ToMain {
 }
 
 /** Fields after each op code, so a reader can skip or replay operations. */
-export const OPEN_FIELDS = 4;
+export const OPEN_FIELDS = 5;
+export const PAGE_FIELDS = 2;
 /** Fields after RUN's op code before its messages (channel, count). */
 export const RUN_HEADER_FIELDS = 2;
 /** Fields of each message of a RUN. */
-export const RUN_MESSAGE_FIELDS = 4;
+export const RUN_MESSAGE_FIELDS = 5;
 export const CLOSE_FIELDS = 1;
 export const STOP_FIELDS = 0;
+
+/** Tickets per shared page (a page is `TICKET_PAGE` Int32 slots): 2 ** `TICKET_PAGE_BITS`. */
+const TICKET_PAGE_BITS = 10;
+export const TICKET_PAGE = 1 << TICKET_PAGE_BITS;
+/** A ticket's slot when its message has started in a thread (tags never take this value). */
+const STARTED = 1;
+/** A ticket's slot when the main thread withdrew its message. */
+const WITHDRAWN = 2;
+
+/** The value a waiting message's ticket holds: its id folded into 30 bits, with bit 30 set (never 0, 1 or 2). */
+export function ticketTag(messageId: number): number {
+  return (messageId & 0x3fffffff) | 0x40000000;
+}
+
+/** Sets `ticket` to wait for the message `messageId` (main thread, when posting it). */
+export function issueTicket(pages: readonly Int32Array[], ticket: number, messageId: number): void {
+  Atomics.store(pages[ticket >> TICKET_PAGE_BITS], ticket & (TICKET_PAGE - 1), ticketTag(messageId));
+}
+
+/** The thread's claim, just before the handler starts: false when the message was withdrawn. */
+export function claimTicket(pages: readonly Int32Array[], ticket: number, messageId: number): boolean {
+  const tag = ticketTag(messageId);
+  return (
+    Atomics.compareExchange(pages[ticket >> TICKET_PAGE_BITS], ticket & (TICKET_PAGE - 1), tag, STARTED) ===
+    tag
+  );
+}
+
+/** The main thread's withdrawal: true when the message had not started (and now never will). */
+export function withdrawTicket(pages: readonly Int32Array[], ticket: number, messageId: number): boolean {
+  const tag = ticketTag(messageId);
+  return (
+    Atomics.compareExchange(pages[ticket >> TICKET_PAGE_BITS], ticket & (TICKET_PAGE - 1), tag, WITHDRAWN) ===
+    tag
+  );
+}
 
 /** A batch is posted at once when it reaches this many array entries, so one batch never grows without bound. */
 export const FLUSH_AT = 8192;

@@ -1,20 +1,25 @@
 import { availableParallelism } from 'node:os';
+import type { TransferListItem } from 'node:worker_threads';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { type ExecutorClient, KeyedExecutorClosedError } from '../executor';
-import { describe, integerOption } from '../options';
+import { describe, integerOption } from '../validate';
 import { ThreadCrashLoopError, ThreadExitedError } from './errors';
 import type { ThreadHandler } from './handler';
 import {
   CLOSE_FIELDS,
+  issueTicket,
   OPEN_FIELDS,
+  PAGE_FIELDS,
   RUN_HEADER_FIELDS,
   RUN_MESSAGE_FIELDS,
   STOP_FIELDS,
   type ThreadInit,
   ToMain,
   ToThread,
+  withdrawTicket,
 } from './protocol';
 import { ThreadSlot } from './thread-slot';
+import type { TicketBoard } from './tickets';
 import { threadWorkerEntry } from './worker-entry';
 
 /** Options of `ThreadExecutor`. */
@@ -46,20 +51,24 @@ export interface PostedMessage {
   readonly id: number;
   readonly client: ThreadClient;
   readonly placement: KeyPlacement;
+  /** Its slot in the client's ticket pages: the thread claims it before starting the message. */
+  readonly ticket: number;
   readonly key: unknown;
   readonly message: unknown;
+  /** What the client's `transfer` option listed for it (moved, not copied, to the thread). */
+  readonly transfers: readonly TransferListItem[] | undefined;
 }
 
-/** A dispatcher as a thread executor sees it. */
-export interface ThreadClient {
+/** A dispatcher's router as a thread executor sees it. */
+export interface ThreadClient extends ExecutorClient {
   /** Set by `attach`: names the dispatcher in the protocol. */
   channel: number;
   readonly handler: ThreadHandler<unknown, unknown>;
   readonly throughput: number;
+  readonly tickets: TicketBoard;
   emit(value: unknown): void;
-  /** The message's handler finished in its thread: completed when `failed` is false. */
+  /** The message's handler finished in its thread (completed when `failed` is false), or its thread gave up on it. */
   finished(posted: PostedMessage, failed: boolean, error?: unknown): void;
-  terminate(error: unknown): void;
 }
 
 const MINUTE_MS = 60_000;
@@ -152,27 +161,56 @@ export class ThreadExecutor {
     return this.slots.map((slot) => slot.worker?.threadId ?? null);
   }
 
-  /** @internal Only a `ThreadDispatcher` attaches here: `keyedDispatch` checks that handler and executor match. */
-  attach(dispatcher: ExecutorClient): void {
-    if (this.isClosed) throw new KeyedExecutorClosedError();
-    const client = dispatcher as ThreadClient;
+  /** @internal A dispatcher's router starts on these lanes. */
+  attach(client: ThreadClient): void {
+    if (this.isClosed) throw new KeyedExecutorClosedError('ThreadExecutor');
     client.channel = ++this.nextChannel;
     this.clients.set(client.channel, client);
   }
 
-  /** @internal The dispatcher ended: forget its messages and cancel what its threads still run for it. */
-  detach(dispatcher: ExecutorClient): void {
-    const client = dispatcher as ThreadClient;
+  /**
+   * @internal The dispatcher ended: withdraw every message of it that has not started (no thread
+   * starts one after this returns), forget them, and cancel what its threads still run for it.
+   */
+  detach(client: ThreadClient): void {
     if (!this.clients.delete(client.channel)) return;
-    for (const [id, posted] of this.posted) {
-      if (posted.client !== client) continue;
-      this.posted.delete(id);
-      posted.placement.slot.letGo();
+    for (const posted of this.postedBy(client)) {
+      // Those already started run on until CLOSE reaches their thread, which cancels them.
+      withdrawTicket(client.tickets.pages, posted.ticket, posted.id);
+      this.forget(posted);
     }
     for (const slot of this.slots) {
       if (slot.opened.delete(client.channel)) slot.push(ToThread.Close, client.channel);
     }
     if (this.isShared && this.clients.size === 0) void this.stopThreads(false);
+  }
+
+  /**
+   * @internal Takes back the posted messages of `client` that `matches` accepts and no thread has
+   * started: they never will. Returns them in posting order; running ones are left alone.
+   */
+  withdraw(client: ThreadClient, matches: (message: unknown) => boolean): PostedMessage[] {
+    const withdrawn: PostedMessage[] = [];
+    for (const posted of this.posted.values()) {
+      if (posted.client !== client || !matches(posted.message)) continue;
+      if (!withdrawTicket(client.tickets.pages, posted.ticket, posted.id)) continue;
+      this.forget(posted);
+      withdrawn.push(posted);
+    }
+    return withdrawn;
+  }
+
+  /** @internal Posted messages of `client` not finished yet (running or queued), in posting order. */
+  postedBy(client: ThreadClient): PostedMessage[] {
+    const mine: PostedMessage[] = [];
+    for (const posted of this.posted.values()) if (posted.client === client) mine.push(posted);
+    return mine;
+  }
+
+  /** @internal A new ticket page of `client`: every thread that runs its messages must see it. */
+  sharePage(client: ThreadClient, page: Int32Array): void {
+    for (const slot of this.slots)
+      if (slot.opened.has(client.channel)) slot.push(ToThread.Page, client.channel, page);
   }
 
   /** @internal The thread a new key is pinned to (see the class comment), or null when all are down. */
@@ -201,13 +239,22 @@ export class ThreadExecutor {
   }
 
   /** @internal Posts one admitted message to the thread of its key (batched; see protocol.ts). */
-  post(client: ThreadClient, placement: KeyPlacement, key: unknown, message: unknown): void {
-    const posted: PostedMessage = { id: ++this.nextMessageId, client, placement, key, message };
-    this.posted.set(posted.id, posted);
+  post(
+    client: ThreadClient,
+    placement: KeyPlacement,
+    key: unknown,
+    message: unknown,
+    transfers: readonly TransferListItem[] | undefined,
+  ): void {
+    const id = ++this.nextMessageId;
+    const ticket = client.tickets.take();
+    const posted: PostedMessage = { id, client, placement, ticket, key, message, transfers };
+    this.posted.set(id, posted);
     placement.slot.hold();
     this.send(posted);
   }
 
+  /** Sends a posted message to its thread (again, after a crash), its ticket set to wait for it. */
   private send(posted: PostedMessage): void {
     const { client, placement } = posted;
     const slot = placement.slot;
@@ -215,11 +262,21 @@ export class ThreadExecutor {
     if (!slot.opened.has(client.channel)) {
       slot.opened.add(client.channel);
       const { moduleUrl, exportName } = client.handler;
-      slot.push(ToThread.Open, client.channel, moduleUrl, exportName, client.throughput);
+      // A copy of the pages so far: later pages follow as PAGE operations.
+      slot.push(ToThread.Open, client.channel, moduleUrl, exportName, client.throughput, [
+        ...client.tickets.pages,
+      ]);
     }
-    const transfer = client.handler.transfer;
-    if (transfer !== undefined) slot.addTransfers(transfer(posted.message));
-    slot.pushRun(client.channel, placement.mailboxId, posted.id, posted.key, posted.message);
+    issueTicket(client.tickets.pages, posted.ticket, posted.id);
+    if (posted.transfers !== undefined) slot.addTransfers(posted.transfers);
+    slot.pushRun(client.channel, placement.mailboxId, posted.id, posted.ticket, posted.key, posted.message);
+  }
+
+  /** A posted message leaves the executor's books: finished, failed, withdrawn or its dispatcher ended. */
+  private forget(posted: PostedMessage): void {
+    this.posted.delete(posted.id);
+    posted.client.tickets.give(posted.ticket);
+    posted.placement.slot.letGo();
   }
 
   private spawn(slot: ThreadSlot): void {
@@ -243,7 +300,8 @@ export class ThreadExecutor {
     for (let i = 0; i < batch.length; ) {
       const op = batch[i] as ToMain;
       if (op === ToMain.Next) {
-        this.clients.get(batch[i + 1] as number)?.emit(batch[i + 2]);
+        // A value of a message no longer posted (failed, or its dispatcher ended) is dropped.
+        this.posted.get(batch[i + 1] as number)?.client.emit(batch[i + 2]);
         i += 3;
       } else if (op === ToMain.Done) {
         this.finish(batch[i + 1] as number, false, undefined);
@@ -257,9 +315,8 @@ export class ThreadExecutor {
 
   private finish(id: number, failed: boolean, error: unknown): void {
     const posted = this.posted.get(id);
-    if (posted === undefined) return; // its dispatcher ended, or it ran on a thread that has since died
-    this.posted.delete(id);
-    posted.placement.slot.letGo();
+    if (posted === undefined) return; // it failed already, its dispatcher ended, or its thread has since died
+    this.forget(posted);
     posted.client.finished(posted, failed, error);
   }
 
@@ -276,7 +333,7 @@ export class ThreadExecutor {
       slot.respawnTimes.push(now);
       if (held.length > 0) this.spawn(slot);
       for (const posted of held) {
-        if (posted.client.handler.transfer === undefined) this.send(posted);
+        if (posted.transfers === undefined) this.send(posted);
         else this.failHeld(posted, new ThreadExitedError(slot.index, exitCode, error));
       }
       return;
@@ -292,8 +349,7 @@ export class ThreadExecutor {
 
   private failHeld(posted: PostedMessage, error: unknown): void {
     if (this.posted.get(posted.id) !== posted) return; // its dispatcher ended meanwhile
-    this.posted.delete(posted.id);
-    posted.placement.slot.letGo();
+    this.forget(posted);
     posted.client.finished(posted, true, error);
   }
 
@@ -319,9 +375,9 @@ export class ThreadExecutor {
         if (posted === undefined) continue;
         const single = [ToThread.Run, channel, 1, ...ops.slice(i, i + RUN_MESSAGE_FIELDS)];
         try {
-          worker.postMessage(single, posted.client.handler.transfer?.(posted.message) ?? []);
+          worker.postMessage(single, posted.transfers ?? []);
         } catch (err) {
-          this.failHeld(posted, err);
+          this.failHeld(posted, notCloneable('a message', err));
         }
       }
     }
@@ -356,7 +412,7 @@ export class ThreadExecutor {
       throw new Error('ThreadExecutor.shared cannot be closed; it stops its threads whenever it is idle');
     if (this.isClosed) return;
     this.isClosed = true;
-    const error = new KeyedExecutorClosedError();
+    const error = new KeyedExecutorClosedError('ThreadExecutor');
     for (const client of [...this.clients.values()]) client.terminate(error);
     await this.stopThreads(true);
   }
@@ -380,5 +436,16 @@ function stopped(worker: Worker): Promise<void> {
 /** Fields after the op code of an operation other than RUN. */
 function fieldsOf(op: ToThread): number {
   if (op === ToThread.Open) return OPEN_FIELDS;
+  if (op === ToThread.Page) return PAGE_FIELDS;
   return op === ToThread.Close ? CLOSE_FIELDS : STOP_FIELDS;
+}
+
+/** Why `what` could not cross to a thread lane, with the structured-clone error as its cause. */
+function notCloneable(what: string, err: unknown): TypeError {
+  // A DataCloneError is a DOMException, which is not an Error here: read its fields as they are.
+  const { name, message } = (err ?? {}) as { name?: unknown; message?: unknown };
+  const reason = typeof message === 'string' ? `${String(name)}: ${message}` : 'it cannot be cloned';
+  return new TypeError(`ThreadExecutor: ${what} for a thread lane cannot be cloned (${reason})`, {
+    cause: err,
+  });
 }

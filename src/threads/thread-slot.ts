@@ -45,7 +45,14 @@ export class ThreadSlot {
   }
 
   /** Appends one message to run (the hot path): to the RUN operation at the end when it is the same channel's. */
-  pushRun(channel: number, mailbox: number, id: number, key: unknown, message: unknown): void {
+  pushRun(
+    channel: number,
+    mailbox: number,
+    id: number,
+    ticket: number,
+    key: unknown,
+    message: unknown,
+  ): void {
     const ops = this.ops;
     if (this.runChannel !== channel) {
       this.runChannel = channel;
@@ -53,7 +60,7 @@ export class ThreadSlot {
       ops.push(ToThread.Run, channel, 0);
     }
     (ops[this.runCountAt] as number)++;
-    ops.push(mailbox, id, key, message);
+    ops.push(mailbox, id, ticket, key, message);
     this.scheduleFlush();
   }
 

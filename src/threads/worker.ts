@@ -7,11 +7,13 @@ import { parentPort, type TransferListItem, workerData } from 'node:worker_threa
 import type { ObservableInput } from 'rxjs';
 import { Lane } from '../engine/lane';
 import { threadLoop } from '../engine/lane-loop';
-import { type HandlerContext, Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
+import { type HandlerContext, Mailbox, type MailboxOwner } from '../engine/mailbox';
 import {
   CLOSE_FIELDS,
+  claimTicket,
   FLUSH_AT,
   OPEN_FIELDS,
+  PAGE_FIELDS,
   RUN_HEADER_FIELDS,
   RUN_MESSAGE_FIELDS,
   type ThreadInit,
@@ -22,9 +24,10 @@ import {
 
 type HandlerFn = (message: unknown, context: HandlerContext<unknown>) => ObservableInput<unknown>;
 
-/** A message as it waits in a thread mailbox: the id the main thread settles it by, and the message. */
+/** A message as it waits in a thread mailbox: the id the main thread settles it by, its ticket, and the message. */
 interface Envelope {
   readonly id: number;
+  readonly ticket: number;
   readonly message: unknown;
 }
 
@@ -41,6 +44,8 @@ const lane = new Lane(init.index, threadLoop);
 /** Records for the main thread, posted together (see protocol.ts). */
 let outgoing: unknown[] = [];
 let outgoingTransfers: TransferListItem[] = [];
+/** The records of `outgoing` that carry a transfer list: where each starts, and its list. */
+let listed: Array<{ at: number; list: readonly TransferListItem[] }> = [];
 let flushQueued = false;
 /** When the pending batch got its first record, and records added since its age was last checked. */
 let batchStarted = 0;
@@ -59,7 +64,11 @@ let sendsSinceCheck = 0;
 const FLUSH_AFTER_MS = 4;
 const CHECK_EVERY = 8;
 
-function send(op: ToMain, id: number, value?: unknown): void {
+function send(op: ToMain, id: number, value?: unknown, transfers?: readonly TransferListItem[]): void {
+  if (transfers !== undefined) {
+    listed.push({ at: outgoing.length, list: transfers });
+    for (const item of transfers) outgoingTransfers.push(item);
+  }
   if (op === ToMain.Done) outgoing.push(op, id);
   else outgoing.push(op, id, value);
   if (outgoing.length >= FLUSH_AT) flush();
@@ -86,49 +95,58 @@ function flush(): void {
   sendsSinceCheck = 0;
   const batch = outgoing;
   const transfers = outgoingTransfers;
+  const lists = listed;
   outgoing = [];
   outgoingTransfers = [];
+  listed = [];
   try {
     port.postMessage(batch, transfers);
   } catch {
-    port.postMessage(cloneableRecords(batch), transfers);
+    postOneByOne(batch, lists);
   }
 }
 
 /**
- * A batch that failed to clone: each value or error that cannot be cloned is replaced by a failure of
- * its message (a value) or a described error (an error), so one bad value fails one message only.
+ * A batch that could not be posted (a value or error that cannot be cloned, a bad transfer list):
+ * each record goes on its own, and one that cannot be posted becomes the failure of its message, so
+ * one bad value fails one message only and the thread lives on.
  */
-function cloneableRecords(batch: unknown[]): unknown[] {
-  const out: unknown[] = [];
+function postOneByOne(
+  batch: unknown[],
+  lists: ReadonlyArray<{ at: number; list: readonly TransferListItem[] }>,
+): void {
+  let nextList = 0;
   for (let i = 0; i < batch.length; ) {
     const op = batch[i] as ToMain;
-    if (op === ToMain.Done) {
-      out.push(op, batch[i + 1]);
-      i += 2;
-      continue;
+    const width = op === ToMain.Done ? 2 : 3;
+    const list = nextList < lists.length && lists[nextList].at === i ? lists[nextList++].list : [];
+    try {
+      port.postMessage(batch.slice(i, i + width), list);
+    } catch (err) {
+      port.postMessage([ToMain.Fail, batch[i + 1], notCloneable(op, batch[i + 2], err)]);
     }
-    const value = batch[i + 2];
-    if (isCloneable(value)) out.push(op, batch[i + 1], value);
-    else if (op === ToMain.Fail)
-      out.push(op, batch[i + 1], new Error(`thread handler failed: ${String(value)}`));
-    else
-      out.push(
-        op,
-        batch[i + 1],
-        new TypeError(`thread handler emitted a value that cannot be cloned: ${String(value)}`),
-      );
-    i += 3;
+    i += width;
   }
-  return out;
 }
 
-function isCloneable(value: unknown): boolean {
+/** The failure of a message whose value (or error) could not cross to the main thread. */
+function notCloneable(op: ToMain, value: unknown, err: unknown): TypeError {
+  const what =
+    op === ToMain.Next
+      ? 'emitted a value that cannot be cloned to the main thread'
+      : `failed with an error that cannot be cloned to the main thread (${errorText(value)})`;
+  return new TypeError(`thread handler ${what}: ${errorText(err)}`);
+}
+
+/** An error's message for another error's text; never throws, whatever the value is. */
+function errorText(value: unknown): string {
   try {
-    structuredClone(value);
-    return true;
+    // A DataCloneError is a DOMException, which is not an Error here: read its fields as they are.
+    const { name, message } = (value ?? {}) as { name?: unknown; message?: unknown };
+    if (typeof message === 'string') return `${String(name)}: ${message}`;
+    return String(value);
   } catch {
-    return false;
+    return Object.prototype.toString.call(value);
   }
 }
 
@@ -136,17 +154,20 @@ function isCloneable(value: unknown): boolean {
 class Channel implements MailboxOwner<Envelope, unknown, unknown> {
   closed = false;
   readonly mailboxes = new Map<number, ThreadMailbox>();
+  /** The dispatcher's ticket pages (see protocol.ts). */
+  readonly pages: Int32Array[];
   /** RUN operations that arrived while the handler module loads, admitted in order once it has. */
   private waiting: unknown[] | null = [];
   private fn: HandlerFn | null = null;
   private loadError: unknown = null;
 
   constructor(
-    private readonly id: number,
     readonly throughput: number,
     moduleUrl: string,
     exportName: string,
+    pages: Int32Array[],
   ) {
+    this.pages = pages;
     import(moduleUrl).then(
       (module) => {
         const fn = module[exportName] ?? (exportName === 'default' ? module : undefined);
@@ -169,21 +190,22 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
     this.waiting = null;
     threadLoop.hold();
     try {
-      for (let i = 0; i < waiting.length; i += 4)
-        this.run(waiting[i], waiting[i + 1], waiting[i + 2], waiting[i + 3]);
+      for (let i = 0; i < waiting.length; i += RUN_MESSAGE_FIELDS)
+        this.run(waiting[i], waiting[i + 1], waiting[i + 2], waiting[i + 3], waiting[i + 4]);
     } finally {
       threadLoop.release();
     }
   }
 
-  run(mailboxId: unknown, messageId: unknown, key: unknown, message: unknown): void {
+  run(mailboxId: unknown, messageId: unknown, ticket: unknown, key: unknown, message: unknown): void {
     if (this.closed) return;
     if (this.waiting !== null) {
-      this.waiting.push(mailboxId, messageId, key, message);
+      this.waiting.push(mailboxId, messageId, ticket, key, message);
       return;
     }
     if (this.loadError !== null) {
-      send(ToMain.Fail, messageId as number, this.loadError);
+      if (claimTicket(this.pages, ticket as number, messageId as number))
+        send(ToMain.Fail, messageId as number, this.loadError);
       return;
     }
     let mailbox = this.mailboxes.get(mailboxId as number);
@@ -192,51 +214,35 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
       mailbox.id = mailboxId as number;
       this.mailboxes.set(mailbox.id, mailbox);
     }
-    mailbox.queue.push({ id: messageId as number, message });
-    if (mailbox.state === MailboxState.Idle) {
-      mailbox.state = MailboxState.Ready;
-      lane.enqueue(mailbox);
-    }
+    mailbox.post({ id: messageId as number, ticket: ticket as number, message });
   }
 
   close(): void {
     this.closed = true;
     this.waiting = null;
-    for (const mailbox of this.mailboxes.values()) {
-      const inner = mailbox.inner;
-      mailbox.inner = null;
-      inner?.unsubscribe();
-    }
+    for (const mailbox of this.mailboxes.values()) mailbox.cancel();
     this.mailboxes.clear();
   }
 
-  // MailboxOwner
+  // MailboxOwner: the engine's mailboxes report here; the main thread decides what outcomes mean.
+  claim(envelope: Envelope): boolean {
+    return claimTicket(this.pages, envelope.ticket, envelope.id);
+  }
+
   handle(envelope: Envelope, context: HandlerContext<unknown>): ObservableInput<unknown> {
     return (this.fn as HandlerFn)(envelope.message, context);
   }
 
-  emit(value: unknown): void {
-    const list = transferListOf(value);
-    if (list !== undefined) for (const item of list) outgoingTransfers.push(item);
-    send(ToMain.Next, this.id, value);
+  emit(value: unknown, mailbox: Mailbox<Envelope, unknown, unknown>): void {
+    send(ToMain.Next, (mailbox.current as Envelope).id, value, transferListOf(value));
   }
 
   settle(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope): void {
     send(ToMain.Done, envelope.id);
   }
 
-  fail(mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope, error: unknown): void {
+  fail(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope, error: unknown): void {
     send(ToMain.Fail, envelope.id, error);
-    // The main thread decides what a failure means for the dispatcher. Until it says (CLOSE), the
-    // mailbox goes on: after an asynchronous failure the engine leaves it waiting, so resume it here.
-    if (mailbox.state !== MailboxState.Waiting) return;
-    if (mailbox.queue.size > 0) {
-      mailbox.state = MailboxState.Ready;
-      lane.enqueue(mailbox);
-    } else {
-      mailbox.state = MailboxState.Idle;
-      this.retire(mailbox);
-    }
   }
 
   retire(mailbox: Mailbox<Envelope, unknown, unknown>): void {
@@ -257,16 +263,20 @@ port.on('message', (batch: unknown[]) => {
         i += 1 + RUN_HEADER_FIELDS;
         if (channel !== undefined) {
           for (; i < end; i += RUN_MESSAGE_FIELDS)
-            channel.run(batch[i], batch[i + 1], batch[i + 2], batch[i + 3]);
+            channel.run(batch[i], batch[i + 1], batch[i + 2], batch[i + 3], batch[i + 4]);
         }
         i = end;
       } else if (op === ToThread.Open) {
         const id = batch[i + 1] as number;
+        const pages = batch[i + 5] as Int32Array[];
         channels.set(
           id,
-          new Channel(id, batch[i + 4] as number, batch[i + 2] as string, batch[i + 3] as string),
+          new Channel(batch[i + 4] as number, batch[i + 2] as string, batch[i + 3] as string, pages),
         );
         i += 1 + OPEN_FIELDS;
+      } else if (op === ToThread.Page) {
+        channels.get(batch[i + 1] as number)?.pages.push(batch[i + 2] as Int32Array);
+        i += 1 + PAGE_FIELDS;
       } else if (op === ToThread.Close) {
         const id = batch[i + 1] as number;
         channels.get(id)?.close();

@@ -1,0 +1,35 @@
+import type { Subscriber } from 'rxjs';
+import type { KeyedExecutor } from '../executor';
+import type { ResolvedDispatchOptions } from '../options';
+import type { ThreadExecutor } from '../threads/thread-executor';
+import { ThreadRouter } from '../threads/thread-router';
+import { DispatchCore } from './dispatch-core';
+import { EventLoopRouter } from './event-loop-router';
+
+/**
+ * The one way a dispatcher is built, for `keyedDispatch` and for `DispatchRuntime`: the core with the
+ * router of the handler's lane kind (the options were resolved, so handler and executor match).
+ */
+export function createDispatcher<T, K, R>(
+  options: ResolvedDispatchOptions<T, K, R>,
+  subscriber: Subscriber<R>,
+): DispatchCore<T, K, R> {
+  const { executor, threadHandler, throughput } = options;
+  if (threadHandler !== undefined) {
+    const threads = executor as ThreadExecutor;
+    return new DispatchCore(
+      options,
+      subscriber,
+      threads,
+      (core) => new ThreadRouter<T, K, R>(core, threads, threadHandler, throughput),
+    );
+  }
+  const lanes = executor as KeyedExecutor;
+  const timer = options.stats?.handlerTimer() ?? null;
+  return new DispatchCore(
+    options,
+    subscriber,
+    lanes,
+    (core) => new EventLoopRouter<T, K, R>(core, lanes, options.handle, throughput, timer),
+  );
+}

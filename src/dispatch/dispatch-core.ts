@@ -1,0 +1,267 @@
+import type { Observable, Subscriber, Subscription } from 'rxjs';
+import { threadLoop } from '../engine/lane-loop';
+import type { KeyedExecutor } from '../executor';
+import { GaveUp } from '../failure-policy';
+import { RingQueue } from '../internal/ring-queue';
+import type { ResolvedDispatchOptions } from '../options';
+import { isPullable, openReceiver, type ReceiverSession, type ReceiverSink } from '../receiver';
+import type { DispatchCounters, DispatchSnapshot } from '../stats';
+import type { ThreadExecutor } from '../threads/thread-executor';
+import { describe } from '../validate';
+import type { Routed, Router } from './router';
+
+/** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
+export class WindowOverflowError extends Error {
+  override name = 'WindowOverflowError';
+  constructor(maxInFlight: number) {
+    super(
+      `keyedDispatch: a plain source emitted while ${maxInFlight} messages (\`maxInFlight\`) were in flight. ` +
+        "Use a receiver (it is pulled, never outruns the window) or onOverflow: 'buffer'.",
+    );
+  }
+}
+
+/**
+ * One subscription of `keyedDispatch`, whatever its lanes: admits messages within the window, hands
+ * each to its router, and turns outcomes into output, settlements and more demand. It completes once
+ * and tears down once. Where messages run is the router's business (see `Router`).
+ */
+export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, DispatchCounters {
+  closed = false;
+  readonly router: Router<T, K>;
+  /** Admitted messages not yet finished (running or queued): bounded by the window. */
+  private inFlight = 0;
+  /** Requested from the receiver and not yet delivered: counts against the window too. */
+  private outstanding = 0;
+  /** The receiver's session when the source is pullable; null for plain sources. */
+  private session: ReceiverSession<T> | null = null;
+  /** A plain source's subscription. */
+  private subscription: Subscription | null = null;
+  /** Messages a plain source emitted beyond the window, admitted in order as it frees. */
+  private readonly overflow = new RingQueue<T>();
+  /** The source completed: the output completes once nothing is in flight. */
+  private sourceDone = false;
+  // Counters for stats; plain increments, read only on demand.
+  private admitted = 0;
+  private settled = 0;
+  private failedCount = 0;
+  private maxInFlightSeen = 0;
+
+  constructor(
+    private readonly options: ResolvedDispatchOptions<T, K, R>,
+    private readonly subscriber: Subscriber<R>,
+    /** The lanes the router runs on (what stats and metrics report on). */
+    readonly executor: KeyedExecutor | ThreadExecutor,
+    router: (dispatcher: DispatchCore<T, K, R>) => Router<T, K>,
+  ) {
+    this.router = router(this);
+  }
+
+  start(source: Observable<T>): void {
+    this.router.open();
+    this.options.stats?.attach(this);
+    threadLoop.hold();
+    try {
+      if (isPullable<T>(source)) {
+        this.session = source[openReceiver](this);
+        if (!this.closed && !this.sourceDone) {
+          this.outstanding = this.options.maxInFlight;
+          this.session.request(this.options.maxInFlight);
+        }
+      } else {
+        this.subscription = source.subscribe({
+          next: (message) => this.offer(message),
+          error: (err) => this.terminate(err),
+          complete: () => this.complete(),
+        });
+        if (this.closed) this.subscription.unsubscribe();
+      }
+    } finally {
+      threadLoop.release();
+    }
+  }
+
+  // ReceiverSink: deliveries from a pullable source.
+  next(message: T): void {
+    if (this.closed) return;
+    if (this.outstanding <= 0) {
+      this.terminate(new Error('keyedDispatch: the receiver delivered more messages than were requested'));
+      return;
+    }
+    this.outstanding--;
+    this.admit(message);
+  }
+
+  error(err: unknown): void {
+    this.terminate(err);
+  }
+
+  complete(): void {
+    this.sourceDone = true;
+    this.completeIfDone();
+  }
+
+  discard(matches: (message: T) => boolean): T[] {
+    if (this.closed) return [];
+    const discarded = this.router.discard(matches);
+    if (discarded.length > 0) {
+      this.inFlight -= discarded.length;
+      this.requestMore();
+      this.completeIfDone();
+    }
+    return discarded;
+  }
+
+  /** A plain source's message: admitted if the window has room, else overflow policy. */
+  private offer(message: T): void {
+    if (this.closed) return;
+    if (this.inFlight < this.options.maxInFlight && this.overflow.size === 0) this.admit(message);
+    else if (this.options.onOverflow === 'error')
+      this.terminate(new WindowOverflowError(this.options.maxInFlight));
+    else this.overflow.push(message);
+  }
+
+  /** Takes a message in and hands it to the router under its key. */
+  private admit(message: T): void {
+    let key: K;
+    try {
+      key = this.options.key(message);
+    } catch (err) {
+      this.reject(message, err);
+      return;
+    }
+    if (key === undefined || key === null) {
+      this.reject(
+        message,
+        new TypeError(
+          `keyedDispatch: \`key\` returned ${describe(key)} for a message; every message needs a key`,
+        ),
+      );
+      return;
+    }
+    this.admitted++;
+    if (++this.inFlight > this.maxInFlightSeen) this.maxInFlightSeen = this.inFlight;
+    this.router.route(key, message);
+  }
+
+  /**
+   * A message without a usable key: settled as failed, and the output errors. Out of `admit`, which the
+   * compiler inlines into every receiver's delivery loop: the smaller it is, the more of the routing
+   * fits in the same inlining budget.
+   */
+  private reject(message: T, error: unknown): void {
+    this.session?.settle(message, 'failed', error);
+    this.terminate(error);
+  }
+
+  // Routed: what the router reports.
+  emit(value: R): void {
+    this.subscriber.next(value);
+  }
+
+  done(message: T): void {
+    this.inFlight--;
+    this.settled++;
+    this.session?.settle(message, 'done');
+    this.leftWindow();
+  }
+
+  /** The stream errors unless a failure policy gave up on the message (then it settles as failed and goes on). */
+  failed(message: T, error: unknown): void {
+    this.inFlight--;
+    this.failedCount++;
+    if (error instanceof GaveUp) {
+      this.session?.settle(message, 'failed', error.cause);
+      this.leftWindow();
+      return;
+    }
+    this.session?.settle(message, 'failed', error);
+    this.terminate(error);
+  }
+
+  /** A message left the window: admit the next overflowed one or ask for more, and complete if done. */
+  private leftWindow(): void {
+    if (this.overflow.size > 0) this.admit(this.overflow.shift() as T);
+    else this.requestMore();
+    this.completeIfDone();
+  }
+
+  /** Asks the receiver for more once a batch's worth of the window is free. */
+  private requestMore(): void {
+    if (this.session === null || this.sourceDone || this.closed) return;
+    const free = this.options.maxInFlight - this.inFlight - this.outstanding;
+    if (free >= this.options.batch) this.request(this.session, free);
+  }
+
+  /** Asks for `free` more, as one admission batch. Out of `requestMore`, which runs for every message. */
+  private request(session: ReceiverSession<T>, free: number): void {
+    this.outstanding += free;
+    threadLoop.hold();
+    try {
+      session.request(free);
+    } finally {
+      threadLoop.release();
+    }
+  }
+
+  private completeIfDone(): void {
+    if (this.sourceDone && this.inFlight === 0 && this.overflow.size === 0 && !this.closed) {
+      this.teardown();
+      this.subscriber.complete();
+    }
+  }
+
+  /** Errors the output after tearing everything down (the one place that errors it). */
+  terminate(error: unknown): void {
+    if (this.closed) return;
+    this.teardown();
+    this.subscriber.error(error);
+  }
+
+  /** Stops intake, cancels running handlers and withdraws everything not started. Idempotent. */
+  teardown(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const session = this.session;
+    this.session = null;
+    session?.cancel();
+    this.subscription?.unsubscribe();
+    this.router.close();
+    // After the router closed, so the final values show no live mailbox.
+    this.options.stats?.detach(this);
+    this.overflow.clear();
+    this.inFlight = 0;
+  }
+
+  /**
+   * Admitted messages not finished yet — running (or waiting out a retry), queued, or overflowed — so
+   * whoever stops this dispatcher can report what is left for redelivery.
+   */
+  unfinished(): T[] {
+    const messages = this.router.unfinished();
+    for (const m of this.overflow.toArray()) messages.push(m);
+    return messages;
+  }
+
+  // DispatchCounters
+  snapshot(): DispatchSnapshot {
+    return {
+      inFlight: this.inFlight,
+      maxInFlight: this.options.maxInFlight,
+      maxInFlightSeen: this.maxInFlightSeen,
+      liveMailboxes: this.router.liveMailboxes,
+      admitted: this.admitted,
+      settled: this.settled,
+      failed: this.failedCount,
+      overflow: this.overflow.size,
+    };
+  }
+
+  backlogOf(key: unknown): number {
+    return this.router.backlogOf(key as K);
+  }
+
+  hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
+    return this.router.hotKeys(n);
+  }
+}

@@ -1,0 +1,151 @@
+import type { ObservableInput } from 'rxjs';
+import { type HandlerContext, type Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
+import { MailboxTable } from '../engine/mailbox-table';
+import type { KeyedExecutor } from '../executor';
+import type { HandlerTimer } from '../stats';
+import type { DispatchCore } from './dispatch-core';
+import type { Router } from './router';
+
+/**
+ * Routing on event-loop lanes: a mailbox per key with unfinished messages, pinned to a lane of the
+ * executor when it opens, run by the lane loop of this thread. It owns the mailboxes (their table and
+ * pool) and runs the user's handler for them.
+ */
+export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K, R> {
+  /** Mailboxes by key, live only while their key has unfinished messages, and the pool of drained ones. */
+  private readonly mailboxes = new MailboxTable<T, K, R>();
+  /** Times one handler in `timer.every` when metrics ask for it; null otherwise, so untimed runs pay one field check. */
+  private readonly timer: HandlerTimer | null;
+  /** Handlers left to start before the next timed one. */
+  private untilTimed: number;
+  /** The mailbox whose running handler is being timed (one at a time), and since when. */
+  private timed: Mailbox<T, K, R> | null = null;
+  private timedSince = 0;
+
+  constructor(
+    private readonly dispatcher: DispatchCore<T, K, R>,
+    private readonly executor: KeyedExecutor,
+    /** The user's handler, held here so the per-message call skips the options object. */
+    private readonly userHandler: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
+    readonly throughput: number,
+    timer: HandlerTimer | null,
+  ) {
+    this.timer = timer;
+    this.untilTimed = timer?.every ?? 0;
+  }
+
+  /** Mailboxes stop at their next step once the dispatcher is closed. */
+  get closed(): boolean {
+    return this.dispatcher.closed;
+  }
+
+  get liveMailboxes(): number {
+    return this.mailboxes.live;
+  }
+
+  open(): void {
+    this.executor.attach(this.dispatcher);
+  }
+
+  route(key: K, message: T): void {
+    const mailbox = this.mailboxes.take(key);
+    if (mailbox.state === MailboxState.Pooled) {
+      const lane = this.executor.pickLane();
+      lane.pinned++;
+      mailbox.open(key, lane, this);
+    }
+    mailbox.post(message);
+  }
+
+  discard(matches: (message: T) => boolean): T[] {
+    const discarded: T[] = [];
+    for (const mailbox of this.mailboxes.liveMailboxes()) {
+      // A mailbox left empty stays in its lane's FIFO until its turn, which finds nothing and retires it.
+      for (const m of mailbox.queue.removeWhere(matches)) discarded.push(m);
+    }
+    return discarded;
+  }
+
+  unfinished(): T[] {
+    const messages: T[] = [];
+    for (const mailbox of this.mailboxes.liveMailboxes()) {
+      if (isRunning(mailbox)) messages.push(mailbox.current as T);
+      for (const m of mailbox.queue.toArray()) messages.push(m);
+    }
+    return messages;
+  }
+
+  backlogOf(key: K): number {
+    const mailbox = this.mailboxes.get(key);
+    return mailbox === undefined ? 0 : backlogIn(mailbox);
+  }
+
+  hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
+    const all: Array<{ key: unknown; backlog: number }> = [];
+    for (const mailbox of this.mailboxes.liveMailboxes())
+      all.push({ key: mailbox.key, backlog: backlogIn(mailbox) });
+    return all.sort((a, b) => b.backlog - a.backlog).slice(0, n);
+  }
+
+  close(): void {
+    this.executor.detach(this.dispatcher);
+    for (const mailbox of this.mailboxes.liveMailboxes()) {
+      mailbox.lane.pinned--;
+      mailbox.cancel();
+    }
+    this.mailboxes.clear();
+  }
+
+  // MailboxOwner: what mailboxes call back.
+  claim(): boolean {
+    // Discarded messages leave the queue at once; anything still queued may start.
+    return true;
+  }
+
+  handle(message: T, context: HandlerContext<K>): ObservableInput<R> {
+    // The timed start is its own method: the clock read stays out of this per-message path.
+    if (this.timer !== null && --this.untilTimed === 0) this.startTiming(context as Mailbox<T, K, R>);
+    return this.userHandler(message, context);
+  }
+
+  /** Times the handler about to run in `mailbox` (the context is the mailbox), unless one is being timed. */
+  private startTiming(mailbox: Mailbox<T, K, R>): void {
+    this.untilTimed = (this.timer as HandlerTimer).every;
+    if (this.timed !== null) return;
+    this.timed = mailbox;
+    this.timedSince = performance.now();
+  }
+
+  emit(value: R): void {
+    this.dispatcher.emit(value);
+  }
+
+  settle(mailbox: Mailbox<T, K, R>, message: T): void {
+    if (mailbox === this.timed) this.recordDuration();
+    this.dispatcher.done(message);
+  }
+
+  fail(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
+    if (mailbox === this.timed) this.recordDuration();
+    this.dispatcher.failed(message, error);
+  }
+
+  private recordDuration(): void {
+    this.timer?.record(performance.now() - this.timedSince);
+    this.timed = null;
+  }
+
+  retire(mailbox: Mailbox<T, K, R>): void {
+    mailbox.lane.pinned--;
+    this.mailboxes.release(mailbox);
+  }
+}
+
+function isRunning(mailbox: Mailbox<unknown, unknown, unknown>): boolean {
+  return mailbox.state === MailboxState.Running || mailbox.state === MailboxState.Waiting;
+}
+
+/** Unfinished messages of a live mailbox: queued, plus the one running (or waiting out a retry). */
+function backlogIn(mailbox: Mailbox<unknown, unknown, unknown>): number {
+  return mailbox.queue.size + (isRunning(mailbox) ? 1 : 0);
+}

@@ -1,0 +1,38 @@
+/**
+ * Where a dispatcher's admitted messages go, and how they come back: one implementation per lane kind
+ * (event-loop lanes, thread lanes). The dispatcher core knows nothing about lanes or threads; every
+ * question about messages it has handed over (what is queued, what a key holds) is asked of its router.
+ */
+export interface Router<T, K> {
+  /** Starts routing; throws when the executor cannot take a dispatcher (closed). */
+  open(): void;
+  /** Hands over an admitted message; its outcome comes back through the dispatcher's `Routed`. */
+  route(key: K, message: T): void;
+  /**
+   * Takes back the messages `matches` accepts that have not started, and returns them: they never
+   * start and are never settled (left for redelivery).
+   */
+  discard(matches: (message: T) => boolean): T[];
+  /** Messages handed over and not finished: running (or waiting out a retry) and queued. */
+  unfinished(): T[];
+  /** Unfinished messages of `key` (0 when it has none). */
+  backlogOf(key: K): number;
+  /** The `n` keys with the most unfinished messages, largest first. */
+  hotKeys(n: number): Array<{ key: unknown; backlog: number }>;
+  /** Keys with unfinished messages (one mailbox each). */
+  readonly liveMailboxes: number;
+  /** Cancels running handlers and withdraws every message not started. Idempotent. */
+  close(): void;
+}
+
+/** What a router reports to its dispatcher. */
+export interface Routed<T, R> {
+  /** A handler emitted `value`. */
+  emit(value: R): void;
+  /** `message`'s handler completed. */
+  done(message: T): void;
+  /** `message`'s handler (or its routing) failed. */
+  failed(message: T, error: unknown): void;
+  /** The executor closed (or another fault hit the whole dispatcher): error the output. */
+  terminate(error: unknown): void;
+}

@@ -1,0 +1,117 @@
+import type { TransferListItem } from 'node:worker_threads';
+import type { Routed, Router } from '../dispatch/router';
+import { NoThreadLaneError } from './errors';
+import type { ThreadHandler } from './handler';
+import type { KeyPlacement, PostedMessage, ThreadClient, ThreadExecutor } from './thread-executor';
+import { TicketBoard } from './tickets';
+
+/**
+ * Routing on thread lanes: each key is pinned to a thread while it has unfinished messages, and its
+ * messages are posted there, where the key's mailbox runs (the same mailbox engine as on event-loop
+ * lanes). Messages not yet started can be withdrawn at once through their tickets (see protocol.ts).
+ */
+export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
+  channel = 0;
+  readonly tickets: TicketBoard;
+  /** Keys with unfinished messages and the thread each is pinned to. */
+  private readonly placements = new Map<K, KeyPlacement>();
+  /** Source of mailbox ids: a key that comes back after draining gets a fresh mailbox. */
+  private lastMailboxId = 0;
+  private closed = false;
+
+  constructor(
+    private readonly dispatcher: Routed<T, R>,
+    private readonly threads: ThreadExecutor,
+    readonly handler: ThreadHandler<unknown, unknown>,
+    readonly throughput: number,
+  ) {
+    this.tickets = new TicketBoard((page) => this.threads.sharePage(this, page));
+  }
+
+  get liveMailboxes(): number {
+    return this.placements.size;
+  }
+
+  open(): void {
+    this.threads.attach(this);
+  }
+
+  route(key: K, message: T): void {
+    let transfers: readonly TransferListItem[] | undefined;
+    const transfer = this.handler.transfer;
+    if (transfer !== undefined) {
+      try {
+        transfers = transfer(message);
+      } catch (err) {
+        this.dispatcher.failed(message, err);
+        return;
+      }
+    }
+    let placement = this.placements.get(key);
+    if (placement === undefined) {
+      const slot = this.threads.pickThread();
+      if (slot === null) {
+        this.dispatcher.failed(message, new NoThreadLaneError());
+        return;
+      }
+      slot.pinned++;
+      placement = { slot, mailboxId: ++this.lastMailboxId, unfinished: 0 };
+      this.placements.set(key, placement);
+    }
+    placement.unfinished++;
+    this.threads.post(this, placement, key, message, transfers);
+  }
+
+  discard(matches: (message: T) => boolean): T[] {
+    const withdrawn = this.threads.withdraw(this, matches as (message: unknown) => boolean);
+    for (const posted of withdrawn) this.unplace(posted);
+    return withdrawn.map((posted) => posted.message as T);
+  }
+
+  unfinished(): T[] {
+    return this.threads.postedBy(this).map((posted) => posted.message as T);
+  }
+
+  backlogOf(key: K): number {
+    return this.placements.get(key)?.unfinished ?? 0;
+  }
+
+  hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
+    const all: Array<{ key: unknown; backlog: number }> = [];
+    for (const [key, placement] of this.placements) all.push({ key, backlog: placement.unfinished });
+    return all.sort((a, b) => b.backlog - a.backlog).slice(0, n);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.threads.detach(this);
+    for (const placement of this.placements.values()) placement.slot.pinned--;
+    this.placements.clear();
+  }
+
+  // ThreadClient: what the executor reports.
+  emit(value: unknown): void {
+    if (!this.closed) this.dispatcher.emit(value as R);
+  }
+
+  finished(posted: PostedMessage, failed: boolean, error?: unknown): void {
+    if (this.closed) return;
+    this.unplace(posted);
+    if (failed) this.dispatcher.failed(posted.message as T, error);
+    else this.dispatcher.done(posted.message as T);
+  }
+
+  terminate(error: unknown): void {
+    this.dispatcher.terminate(error);
+  }
+
+  /** One message of the key left: the key lets go of its thread with its last one. */
+  private unplace(posted: PostedMessage): void {
+    const placement = posted.placement;
+    if (--placement.unfinished === 0) {
+      this.placements.delete(posted.key as K);
+      placement.slot.pinned--;
+    }
+  }
+}
