@@ -222,11 +222,12 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
   teardown(): void {
     if (this.closed) return;
     this.closed = true;
+    // First, so that nothing starts on any lane from here on, whatever the cancellations below run.
+    this.router.close();
     const session = this.session;
     this.session = null;
     session?.cancel();
     this.subscription?.unsubscribe();
-    this.router.close();
     // After the router closed, so the final values show no live mailbox.
     this.options.stats?.detach(this);
     this.overflow.clear();

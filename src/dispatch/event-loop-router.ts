@@ -34,10 +34,8 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     this.untilTimed = timer?.every ?? 0;
   }
 
-  /** Mailboxes stop at their next step once the dispatcher is closed. */
-  get closed(): boolean {
-    return this.dispatcher.closed;
-  }
+  /** Set when the dispatcher tears down: mailboxes stop at their next step. */
+  closed = false;
 
   get liveMailboxes(): number {
     return this.mailboxes.live;
@@ -88,6 +86,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   }
 
   close(): void {
+    this.closed = true;
     this.executor.detach(this.dispatcher);
     for (const mailbox of this.mailboxes.liveMailboxes()) {
       mailbox.lane.pinned--;
