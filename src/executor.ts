@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { Lane } from './engine/lane';
-import { type LongTurnListener, threadLoop } from './engine/lane-loop';
+import { LaneSet } from './engine/lane-set';
 import { functionOption, integerOption } from './validate';
 
 /** Options of `KeyedExecutor`. */
@@ -17,120 +16,56 @@ export interface KeyedExecutorOptions {
   longTurnMs?: number;
 }
 
-/** A dispatcher as its executor sees it: something to stop when the executor closes. */
-export interface ExecutorClient {
-  terminate(error: unknown): void;
-}
+/** The lanes behind each executor, kept off the public class. */
+const laneSets = new WeakMap<KeyedExecutor, LaneSet>();
 
-/**
- * Raised into dispatchers still running when their executor is closed, and by a dispatcher started on
- * a closed executor. The message names the kind of executor (`KeyedExecutor` or `ThreadExecutor`).
- */
-export class KeyedExecutorClosedError extends Error {
-  override name = 'KeyedExecutorClosedError';
-  constructor(executor: 'KeyedExecutor' | 'ThreadExecutor' = 'KeyedExecutor') {
-    super(`${executor} was closed while a dispatcher was still running on it`);
-  }
+/** The lanes of `executor`, for the dispatchers and meters that run on them. */
+export function lanesOf(executor: KeyedExecutor): LaneSet {
+  return laneSets.get(executor) as LaneSet;
 }
 
 let shared: KeyedExecutor | undefined;
 
 /**
- * A set of lanes shared by every dispatcher given it. Each lane has its own FIFO of ready mailboxes;
- * a mailbox is pinned to the lane it got when it was created. These are event-loop lanes: they run
- * on the thread that owns them, taking turns, so they give fairness and isolation between keys
- * (an async handler holds no lane), not CPU parallelism.
+ * A set of event-loop lanes shared by every dispatcher given it. Each lane has its own FIFO of ready
+ * mailboxes; a mailbox is pinned to the lane it got when it was created. These lanes run on the thread
+ * that owns them, taking turns, so they give fairness and isolation between keys (an async handler
+ * holds no lane), not CPU parallelism: CPU-bound handlers belong on thread lanes (`ThreadExecutor`).
  *
- * Placement of a new mailbox:
- * 1. the lane running right now, if nothing else is queued on it (no hand-off at all);
- * 2. else a parked lane (nothing ready on it), scanning round-robin so parked lanes fill evenly;
- * 3. else the least loaded lane: fewest ready mailboxes, then fewest pinned mailboxes
- *    (our addition to the design, which stops at step 2).
+ * Placement of a new mailbox: the lane running right now if nothing else is queued on it; else a parked
+ * lane (nothing ready), scanning round-robin; else (our addition to the design) the least loaded lane,
+ * by ready mailboxes, then pinned ones.
  */
 export class KeyedExecutor {
   /** The process-wide executor used when `keyedDispatch` is given none. It holds no handle, so it never keeps the process alive. */
   static get shared(): KeyedExecutor {
-    shared ??= new KeyedExecutor({}, true);
+    shared ??= new KeyedExecutor();
     return shared;
   }
 
-  readonly lanes: readonly Lane[];
-  /** Dispatchers running on this executor, stopped if it closes under them. */
-  private readonly clients = new Set<ExecutorClient>();
-  /** Where the round-robin scan for a parked lane starts next. */
-  private parkedCursor = 0;
-  private isClosed = false;
+  /** Number of lanes. */
+  readonly workers: number;
   /** Stops the `onLongTurn` option's watch (null without it). */
   private readonly stopLongTurns: (() => void) | null = null;
 
-  constructor(
-    options: KeyedExecutorOptions = {},
-    private readonly isShared = false,
-  ) {
-    const workers = integerOption('KeyedExecutor', 'workers', options.workers, availableParallelism(), 1);
-    this.lanes = Array.from({ length: workers }, (_, i) => new Lane(i, threadLoop, this));
+  constructor(options: KeyedExecutorOptions = {}) {
+    this.workers = integerOption('KeyedExecutor', 'workers', options?.workers, availableParallelism(), 1);
+    const lanes = new LaneSet(this.workers);
+    laneSets.set(this, lanes);
     const longTurnMs = integerOption('KeyedExecutor', 'longTurnMs', options.longTurnMs, 50, 1);
     if (options.onLongTurn !== undefined) {
       const listener = functionOption('KeyedExecutor', 'onLongTurn', options.onLongTurn);
-      this.stopLongTurns = this.onLongTurn(longTurnMs, listener);
+      this.stopLongTurns = lanes.watchLongTurns(longTurnMs, listener);
     }
   }
 
   get closed(): boolean {
-    return this.isClosed;
-  }
-
-  /** The lane of this executor that is running on this thread right now, or null. */
-  get currentLane(): Lane | null {
-    const lane = threadLoop.current as Lane | null;
-    return lane !== null && lane.owner === this ? lane : null;
+    return lanesOf(this).closed;
   }
 
   /** Live mailboxes pinned to the lanes, across all dispatchers. */
   get liveMailboxes(): number {
-    let n = 0;
-    for (const lane of this.lanes) n += lane.pinned;
-    return n;
-  }
-
-  /** @internal Chooses the lane a new mailbox is pinned to (see the class comment). */
-  pickLane(): Lane {
-    const lanes = this.lanes;
-    const current = this.currentLane;
-    if (current !== null && current.ready.size === 0) return current;
-    const n = lanes.length;
-    // Wraps by comparison, not `%`: this runs for every new mailbox, and an integer division costs more
-    // than the rest of the scan.
-    for (let i = 0, at = this.parkedCursor; i < n; i++) {
-      const lane = lanes[at];
-      if (++at === n) at = 0;
-      if (lane.parked) {
-        this.parkedCursor = at;
-        return lane;
-      }
-    }
-    let best = lanes[0];
-    for (let i = 1; i < n; i++) {
-      const lane = lanes[i];
-      if (
-        lane.ready.size < best.ready.size ||
-        (lane.ready.size === best.ready.size && lane.pinned < best.pinned)
-      ) {
-        best = lane;
-      }
-    }
-    return best;
-  }
-
-  /** @internal */
-  attach(client: ExecutorClient): void {
-    if (this.isClosed) throw new KeyedExecutorClosedError();
-    this.clients.add(client);
-  }
-
-  /** @internal */
-  detach(client: ExecutorClient): void {
-    this.clients.delete(client);
+    return lanesOf(this).liveMailboxes;
   }
 
   /**
@@ -138,18 +73,7 @@ export class KeyedExecutor {
    * the event loop. CPU-bound handlers belong on thread lanes. Returns the function that stops it.
    */
   onLongTurn(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void {
-    const watch: LongTurnListener = (lane, durationMs) => {
-      if ((lane as Lane).owner === this) listener((lane as Lane).index, durationMs);
-    };
-    return threadLoop.watchLongTurns(thresholdMs, watch);
-  }
-
-  /**
-   * @internal Starts estimating the time the lanes spend running, into each lane's `busyMs` (one run
-   * in `every` is timed). The lanes of one thread are measured together. Returns the function that stops it.
-   */
-  measureBusy(every: number): () => void {
-    return threadLoop.measureBusy(every);
+    return lanesOf(this).watchLongTurns(thresholdMs, listener);
   }
 
   /**
@@ -158,13 +82,9 @@ export class KeyedExecutor {
    * dispatchers first to drain them. The shared executor cannot be closed.
    */
   async close(): Promise<void> {
-    if (this.isShared)
+    if (this === shared)
       throw new Error('KeyedExecutor.shared cannot be closed; it lives as long as the process');
-    if (this.isClosed) return;
-    this.isClosed = true;
     this.stopLongTurns?.();
-    const error = new KeyedExecutorClosedError();
-    for (const client of [...this.clients]) client.terminate(error);
-    this.clients.clear();
+    lanesOf(this).close();
   }
 }

@@ -1,7 +1,7 @@
 export { WindowOverflowError } from './dispatch/dispatch-core';
-export { Lane } from './engine/lane';
 export type { HandlerContext } from './engine/mailbox';
-export { KeyedExecutor, KeyedExecutorClosedError, type KeyedExecutorOptions } from './executor';
+export { KeyedExecutorClosedError } from './errors';
+export { KeyedExecutor, type KeyedExecutorOptions } from './executor';
 export {
   type BackoffOptions,
   type FailureContext,

@@ -49,35 +49,55 @@ const none: DispatchSnapshot = {
   overflow: 0,
 };
 
+/** What a dispatcher tells its stats object while it runs; kept off the public classes. */
+export interface StatsLink {
+  /** The dispatcher's handler timer, or null when nothing is timed. */
+  handlerTimer(): HandlerTimer | null;
+  /** The dispatcher started. */
+  attach(source: DispatchCounters): void;
+  /** The dispatcher ended; false when `source` was not the one attached. */
+  detach(source: DispatchCounters): boolean;
+}
+
+const links = new WeakMap<DispatchStats, StatsLink>();
+
+/** How a dispatcher reaches `stats`. */
+export function statsLink(stats: DispatchStats): StatsLink {
+  return links.get(stats) as StatsLink;
+}
+
+/** Gives `stats` its link (a subclass replaces its parent's, calling it as it sees fit). */
+export function linkStats(stats: DispatchStats, link: StatsLink): void {
+  links.set(stats, link);
+}
+
 /**
  * Live counters of one `keyedDispatch` subscription, read on demand: passing one costs the hot path
  * nothing. After the subscription ends it keeps the final values.
  */
 export class DispatchStats {
   /** The running dispatcher, or null before it starts and after it ends. */
-  protected source: DispatchCounters | null = null;
+  #source: DispatchCounters | null = null;
   /** The values at the end of the last subscription. */
-  private final: DispatchSnapshot = none;
+  #final: DispatchSnapshot = none;
 
-  /** @internal the dispatcher's handler timer; plain stats time nothing. */
-  handlerTimer(): HandlerTimer | null {
-    return null;
-  }
-
-  /** @internal called by the dispatcher when it starts. */
-  attach(source: DispatchCounters): void {
-    this.source = source;
-  }
-
-  /** @internal called by the dispatcher when it ends. */
-  detach(source: DispatchCounters): void {
-    if (this.source !== source) return;
-    this.final = source.snapshot();
-    this.source = null;
+  constructor() {
+    linkStats(this, {
+      handlerTimer: () => null,
+      attach: (source) => {
+        this.#source = source;
+      },
+      detach: (source) => {
+        if (this.#source !== source) return false;
+        this.#final = source.snapshot();
+        this.#source = null;
+        return true;
+      },
+    });
   }
 
   snapshot(): DispatchSnapshot {
-    return this.source ? this.source.snapshot() : this.final;
+    return this.#source ? this.#source.snapshot() : this.#final;
   }
 
   get inFlight(): number {
@@ -92,11 +112,13 @@ export class DispatchStats {
     return this.snapshot().maxInFlightSeen;
   }
 
+  /** Unfinished messages of `key` now (0 when it has none, and after the subscription ended). */
   backlogOf(key: unknown): number {
-    return this.source ? this.source.backlogOf(key) : 0;
+    return this.#source ? this.#source.backlogOf(key) : 0;
   }
 
+  /** The `n` keys with the most unfinished messages now, largest first. */
   hotKeys(n = 10): Array<{ key: unknown; backlog: number }> {
-    return this.source ? this.source.hotKeys(n) : [];
+    return this.#source ? this.#source.hotKeys(n) : [];
   }
 }

@@ -1,5 +1,6 @@
 import { DispatchStats, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
 import { firstValueFrom, from, Subject, tap, toArray } from 'rxjs';
+import { lanesOf } from '../../src/executor';
 import { type Deferred, deferred, flushMicrotasks, Gates } from '../support/scripted-receiver';
 
 interface Msg {
@@ -290,7 +291,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
             return { seq: m.seq, lane: ctx.laneIndex };
           },
         }),
-        tap((v) => observed.push([v.lane, executor.currentLane?.index])),
+        tap((v) => observed.push([v.lane, lanesOf(executor).currentLane?.index])),
         toArray(),
       ),
     );

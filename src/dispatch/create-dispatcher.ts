@@ -1,7 +1,8 @@
 import type { Subscriber } from 'rxjs';
-import type { KeyedExecutor } from '../executor';
+import { type KeyedExecutor, lanesOf } from '../executor';
 import type { ResolvedDispatchOptions } from '../options';
-import type { ThreadExecutor } from '../threads/thread-executor';
+import { statsLink } from '../stats';
+import { type ThreadExecutor, threadLanesOf } from '../threads/thread-executor';
 import { ThreadRouter } from '../threads/thread-router';
 import { DispatchCore } from './dispatch-core';
 import { EventLoopRouter } from './event-loop-router';
@@ -16,20 +17,20 @@ export function createDispatcher<T, K, R>(
 ): DispatchCore<T, K, R> {
   const { executor, threadHandler, throughput } = options;
   if (threadHandler !== undefined) {
-    const threads = executor as ThreadExecutor;
+    const threads = threadLanesOf(executor as ThreadExecutor);
     return new DispatchCore(
       options,
       subscriber,
-      threads,
+      executor,
       (core) => new ThreadRouter<T, K, R>(core, threads, threadHandler, throughput),
     );
   }
-  const lanes = executor as KeyedExecutor;
-  const timer = options.stats?.handlerTimer() ?? null;
+  const lanes = lanesOf(executor as KeyedExecutor);
+  const timer = options.stats ? statsLink(options.stats).handlerTimer() : null;
   return new DispatchCore(
     options,
     subscriber,
-    lanes,
+    executor,
     (core) => new EventLoopRouter<T, K, R>(core, lanes, options.handle, throughput, timer),
   );
 }

@@ -5,7 +5,7 @@ import { GaveUp } from '../failure-policy';
 import { RingQueue } from '../internal/ring-queue';
 import type { ResolvedDispatchOptions } from '../options';
 import { isPullable, openReceiver, type ReceiverSession, type ReceiverSink } from '../receiver';
-import type { DispatchCounters, DispatchSnapshot } from '../stats';
+import { type DispatchCounters, type DispatchSnapshot, statsLink } from '../stats';
 import type { ThreadExecutor } from '../threads/thread-executor';
 import { describe } from '../validate';
 import type { Routed, Router } from './router';
@@ -59,7 +59,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
 
   start(source: Observable<T>): void {
     this.router.open();
-    this.options.stats?.attach(this);
+    if (this.options.stats) statsLink(this.options.stats).attach(this);
     threadLoop.hold();
     try {
       if (isPullable<T>(source)) {
@@ -229,7 +229,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
     session?.cancel();
     this.subscription?.unsubscribe();
     // After the router closed, so the final values show no live mailbox.
-    this.options.stats?.detach(this);
+    if (this.options.stats) statsLink(this.options.stats).detach(this);
     this.overflow.clear();
     this.inFlight = 0;
   }

@@ -1,7 +1,7 @@
 import type { ObservableInput } from 'rxjs';
+import type { LaneSet } from '../engine/lane-set';
 import { type HandlerContext, type Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
 import { MailboxTable } from '../engine/mailbox-table';
-import type { KeyedExecutor } from '../executor';
 import type { HandlerTimer } from '../stats';
 import type { DispatchCore } from './dispatch-core';
 import type { Router } from './router';
@@ -24,7 +24,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
 
   constructor(
     private readonly dispatcher: DispatchCore<T, K, R>,
-    private readonly executor: KeyedExecutor,
+    private readonly lanes: LaneSet,
     /** The user's handler, held here so the per-message call skips the options object. */
     private readonly userHandler: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
     readonly throughput: number,
@@ -42,13 +42,13 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   }
 
   open(): void {
-    this.executor.attach(this.dispatcher);
+    this.lanes.attach(this.dispatcher);
   }
 
   route(key: K, message: T): void {
     const mailbox = this.mailboxes.take(key);
     if (mailbox.state === MailboxState.Pooled) {
-      const lane = this.executor.pickLane();
+      const lane = this.lanes.pickLane();
       lane.pinned++;
       mailbox.open(key, lane, this);
     }
@@ -87,7 +87,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
 
   close(): void {
     this.closed = true;
-    this.executor.detach(this.dispatcher);
+    this.lanes.detach(this.dispatcher);
     for (const mailbox of this.mailboxes.liveMailboxes()) {
       mailbox.lane.pinned--;
       mailbox.cancel();

@@ -1,6 +1,14 @@
 import { asyncScheduler, defer, interval, map, type Observable, type SchedulerLike } from 'rxjs';
-import { KeyedExecutor } from '../executor';
-import { type DispatchCounters, type DispatchSnapshot, DispatchStats, type HandlerTimer } from '../stats';
+import type { LaneSet } from '../engine/lane-set';
+import { KeyedExecutor, lanesOf } from '../executor';
+import {
+  type DispatchCounters,
+  type DispatchSnapshot,
+  DispatchStats,
+  type HandlerTimer,
+  linkStats,
+  statsLink,
+} from '../stats';
 import { describe, integerOption, optionsObject } from '../validate';
 import { Histogram, type LatencySummary } from './histogram';
 
@@ -87,8 +95,8 @@ export class DispatchMetrics extends DispatchStats {
   private busyFinal: number[] | null = null;
   private longTurnCount = 0;
   private longTurnMaxMs = 0;
-  /** The executor of the last dispatcher attached: its lanes stay readable after the dispatcher ends. */
-  private executor: KeyedExecutor | null = null;
+  /** The lanes of the last dispatcher attached (event-loop lanes only): readable after it ends. */
+  private lanes: LaneSet | null = null;
   /** The state when the dispatcher started, and when it ended (null while it runs). */
   private start: Baseline;
   private endedAt: number | null = null;
@@ -121,34 +129,37 @@ export class DispatchMetrics extends DispatchStats {
     this.longTurnMs = longTurnMs;
     this.timer = new LatencyRecorder(this.sampleEvery, this.latency, this.durationListeners);
     this.start = this.baseline();
+    const counters = statsLink(this);
+    linkStats(this, {
+      handlerTimer: () => this.timer,
+      attach: (source) => {
+        this.stopWatching();
+        counters.attach(source);
+        this.attached(source);
+      },
+      detach: (source) => counters.detach(source) && this.detached(),
+    });
   }
 
-  /** @internal */
-  override handlerTimer(): HandlerTimer {
-    return this.timer;
-  }
-
-  /** @internal */
-  override attach(source: DispatchCounters): void {
-    this.stopWatching();
-    super.attach(source);
+  /** A dispatcher started: measure its lanes from here. */
+  private attached(source: DispatchCounters): void {
     this.latency.reset();
     this.longTurnCount = 0;
     this.longTurnMaxMs = 0;
     this.run++;
     // Lanes, latency and long turns are measured where handlers run, on this thread's lanes; on thread
     // lanes the snapshot has the dispatcher's counters and hot keys only.
-    const executor = source.executor instanceof KeyedExecutor ? source.executor : null;
-    this.executor = executor;
+    const lanes = source.executor instanceof KeyedExecutor ? lanesOf(source.executor) : null;
+    this.lanes = lanes;
     this.endedAt = null;
     this.busyFinal = null;
-    this.busyBase = executor ? executor.lanes.map((lane) => lane.busyMs) : [];
+    this.busyBase = lanes ? lanes.lanes.map((lane) => lane.busyMs) : [];
     this.start = this.baseline();
-    if (executor === null) return;
-    this.unwatch.push(executor.measureBusy(this.sampleEvery));
+    if (lanes === null) return;
+    this.unwatch.push(lanes.measureBusy(this.sampleEvery));
     if (this.longTurnMs !== undefined) {
       this.unwatch.push(
-        executor.onLongTurn(this.longTurnMs, (_lane, ms) => {
+        lanes.watchLongTurns(this.longTurnMs, (_lane, ms) => {
           this.longTurnCount++;
           if (ms > this.longTurnMaxMs) this.longTurnMaxMs = ms;
         }),
@@ -156,10 +167,8 @@ export class DispatchMetrics extends DispatchStats {
     }
   }
 
-  /** @internal */
-  override detach(source: DispatchCounters): void {
-    if (this.source !== source) return;
-    super.detach(source);
+  /** The dispatcher ended: busy time is fixed once its last run is over. */
+  private detached(): boolean {
     // A dispatcher ends inside the lane run that settles its last message: stopping the watches now would
     // miss that run's duration, so they stop once the current synchronous work is done.
     const unwatch = this.unwatch;
@@ -170,6 +179,7 @@ export class DispatchMetrics extends DispatchStats {
       for (const stop of unwatch) stop();
     });
     this.endedAt = this.scheduler.now();
+    return true;
   }
 
   /** Calls `listener` with each timed handler duration in ms (one handler in `sampleEvery`). Returns the function that stops it. */
@@ -208,7 +218,7 @@ export class DispatchMetrics extends DispatchStats {
     const windowMs = Math.max(0, now - from.time);
     const perSecond = (n: number) => (windowMs > 0 ? (n * 1000) / windowMs : 0);
     const busy = this.laneBusy();
-    const lanes = (this.executor?.lanes ?? []).map((lane, i) => {
+    const lanes = (this.lanes?.lanes ?? []).map((lane, i) => {
       const busyMs = busy[i] ?? 0;
       const ratio = windowMs > 0 ? (busyMs - (from.busyMs[i] ?? 0)) / windowMs : 0;
       return {
@@ -248,7 +258,7 @@ export class DispatchMetrics extends DispatchStats {
   /** Estimated busy milliseconds per lane since the dispatcher started: live while it runs, fixed once it has ended. */
   private laneBusy(): number[] {
     if (this.busyFinal !== null) return this.busyFinal;
-    return (this.executor?.lanes ?? []).map((lane, i) => lane.busyMs - (this.busyBase[i] ?? 0));
+    return (this.lanes?.lanes ?? []).map((lane, i) => lane.busyMs - (this.busyBase[i] ?? 0));
   }
 
   private stopWatching(): void {

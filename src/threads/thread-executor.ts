@@ -1,26 +1,7 @@
 import { availableParallelism } from 'node:os';
-import type { TransferListItem } from 'node:worker_threads';
-import { type ResourceLimits, Worker } from 'node:worker_threads';
-import { type ExecutorClient, KeyedExecutorClosedError } from '../executor';
-import { describe, integerOption } from '../validate';
-import { ThreadCrashLoopError, ThreadExitedError } from './errors';
-import type { ThreadHandler } from './handler';
-import {
-  CLOSE_FIELDS,
-  issueTicket,
-  OPEN_FIELDS,
-  PAGE_FIELDS,
-  RUN_HEADER_FIELDS,
-  RUN_MESSAGE_FIELDS,
-  STOP_FIELDS,
-  type ThreadInit,
-  ToMain,
-  ToThread,
-  withdrawTicket,
-} from './protocol';
-import { ThreadSlot } from './thread-slot';
-import type { TicketBoard } from './tickets';
-import { threadWorkerEntry } from './worker-entry';
+import type { ResourceLimits } from 'node:worker_threads';
+import { describe, integerOption, optionsObject } from '../validate';
+import { ThreadLanes } from './thread-lanes';
 
 /** Options of `ThreadExecutor`. */
 export interface ThreadExecutorOptions {
@@ -37,50 +18,25 @@ export interface ThreadExecutorOptions {
   maxRespawnsPerMinute?: number;
 }
 
-/** A key's place on the thread lanes, held by its dispatcher while the key has unfinished messages. */
-export interface KeyPlacement {
-  readonly slot: ThreadSlot;
-  /** Names the key's mailbox in the thread (any key type maps to it). */
-  readonly mailboxId: number;
-  /** Messages of the key posted and not finished: the key stays on `slot` while this is > 0. */
-  unfinished: number;
-}
+/** The threads behind each executor, kept off the public class. */
+const threadLaneSets = new WeakMap<ThreadExecutor, ThreadLanes>();
 
-/** A message posted to a thread and not finished. */
-export interface PostedMessage {
-  readonly id: number;
-  readonly client: ThreadClient;
-  readonly placement: KeyPlacement;
-  /** Its slot in the client's ticket pages: the thread claims it before starting the message. */
-  readonly ticket: number;
-  readonly key: unknown;
-  readonly message: unknown;
-  /** What the client's `transfer` option listed for it (moved, not copied, to the thread). */
-  readonly transfers: readonly TransferListItem[] | undefined;
+/** The thread lanes of `executor`, for the dispatchers that run on them. */
+export function threadLanesOf(executor: ThreadExecutor): ThreadLanes {
+  return threadLaneSets.get(executor) as ThreadLanes;
 }
-
-/** A dispatcher's router as a thread executor sees it. */
-export interface ThreadClient extends ExecutorClient {
-  /** Set by `attach`: names the dispatcher in the protocol. */
-  channel: number;
-  readonly handler: ThreadHandler<unknown, unknown>;
-  readonly throughput: number;
-  readonly tickets: TicketBoard;
-  emit(value: unknown): void;
-  /** The message's handler finished in its thread (completed when `failed` is false), or its thread gave up on it. */
-  finished(posted: PostedMessage, failed: boolean, error?: unknown): void;
-}
-
-const MINUTE_MS = 60_000;
 
 let shared: ThreadExecutor | undefined;
+/** True while the shared executor is being built: its lanes stop their threads whenever idle. */
+let buildingShared = false;
 
 /**
  * Thread lanes: N `worker_threads` shared by every dispatcher given this executor, for CPU-bound
  * handlers. Semantics are those of event-loop lanes: each key's mailbox lives in one thread while it
  * has unfinished messages, and inside a thread mailboxes take fair turns and async handlers release
  * the thread (the same engine runs there). The main thread keeps the window, the key → thread pinning,
- * settlement and output.
+ * settlement and output. A message that has not started can be withdrawn at once (discard,
+ * unsubscribe, close): no thread starts it afterwards.
  *
  * Placement of a new key: a parked thread (no unfinished messages), scanning round-robin, else the
  * least loaded thread (fewest unfinished messages, then fewest pinned keys). The event-loop rule "the
@@ -89,9 +45,10 @@ let shared: ThreadExecutor | undefined;
  * A thread that dies (`process.exit`, an uncaught error, `resourceLimits`) is replaced at once, and
  * every message it held runs again on the replacement, in the order it was first posted — so per-key
  * order holds, and delivery for those messages is at-least-once (values they had already emitted may
- * be emitted again). Keys on other threads are not touched. Beyond `maxRespawnsPerMinute` (per lane), the held
- * messages fail with `ThreadCrashLoopError` instead (a poison message cannot loop), and so do held
- * messages whose buffers were transferred (`ThreadExitedError`).
+ * be emitted again). Keys on other threads are not touched. Beyond `maxRespawnsPerMinute` (per lane),
+ * the held messages fail with `ThreadCrashLoopError` instead (a poison message cannot loop), and so do
+ * held messages whose buffers were transferred (`ThreadExitedError`). A value or error that cannot be
+ * cloned fails its own message only.
  *
  * Threads start with the first message and hold the process open only while they hold unfinished
  * messages. `close()` cancels (see there). `ThreadExecutor.shared` also stops its threads whenever no
@@ -100,352 +57,92 @@ let shared: ThreadExecutor | undefined;
 export class ThreadExecutor {
   /** The process-wide thread executor used for a thread handler given no executor. Never keeps the process alive; cannot be closed. */
   static get shared(): ThreadExecutor {
-    shared ??= new ThreadExecutor({}, true);
+    if (shared === undefined) {
+      buildingShared = true;
+      try {
+        shared = new ThreadExecutor();
+      } finally {
+        buildingShared = false;
+      }
+    }
     return shared;
   }
 
+  /** Number of thread lanes. */
   readonly workers: number;
-  private readonly slots: ThreadSlot[];
-  private readonly resourceLimits: ResourceLimits | undefined;
-  private readonly maxRespawnsPerMinute: number;
-  /** Running dispatchers by channel: values coming back name their channel. */
-  private readonly clients = new Map<number, ThreadClient>();
-  /** Messages posted and not finished, by id; insertion order is posting order (replayed after a crash). */
-  private readonly posted = new Map<number, PostedMessage>();
-  private nextChannel = 0;
-  private nextMessageId = 0;
-  /** Where the round-robin scan for a parked thread starts next. */
-  private parkedCursor = 0;
-  private isClosed = false;
 
-  constructor(
-    options: ThreadExecutorOptions = {},
-    private readonly isShared = false,
-  ) {
+  constructor(options: ThreadExecutorOptions = {}) {
+    optionsObject('ThreadExecutor', options);
     this.workers = integerOption('ThreadExecutor', 'workers', options.workers, availableParallelism(), 1);
-    this.maxRespawnsPerMinute = integerOption(
+    const maxRespawnsPerMinute = integerOption(
       'ThreadExecutor',
       'maxRespawnsPerMinute',
       options.maxRespawnsPerMinute,
       5,
       0,
     );
-    if (
-      options.resourceLimits !== undefined &&
-      (options.resourceLimits === null || typeof options.resourceLimits !== 'object')
-    ) {
-      throw new TypeError(
-        `ThreadExecutor: expected \`resourceLimits\` to be an object, got ${describe(options.resourceLimits)}`,
-      );
-    }
-    this.resourceLimits = options.resourceLimits;
-    this.slots = Array.from(
-      { length: this.workers },
-      (_, i) => new ThreadSlot(i, (slot, ops) => this.postSeparately(slot, ops)),
+    threadLaneSets.set(
+      this,
+      new ThreadLanes(
+        this.workers,
+        resourceLimitsOf(options.resourceLimits),
+        maxRespawnsPerMinute,
+        buildingShared,
+      ),
     );
   }
 
   get closed(): boolean {
-    return this.isClosed;
+    return threadLanesOf(this).closed;
   }
 
   /** Threads running now (they start with the first message; a stopped or dead one is not counted). */
   get liveThreads(): number {
-    let n = 0;
-    for (const slot of this.slots) if (slot.worker !== null) n++;
-    return n;
+    return threadLanesOf(this).liveThreads;
   }
 
   /** Thread ids of the running threads, by lane (null where none runs): for diagnostics. */
   get threadIds(): ReadonlyArray<number | null> {
-    return this.slots.map((slot) => slot.worker?.threadId ?? null);
-  }
-
-  /** @internal A dispatcher's router starts on these lanes. */
-  attach(client: ThreadClient): void {
-    if (this.isClosed) throw new KeyedExecutorClosedError('ThreadExecutor');
-    client.channel = ++this.nextChannel;
-    this.clients.set(client.channel, client);
-  }
-
-  /**
-   * @internal The dispatcher ended: withdraw every message of it that has not started (no thread
-   * starts one after this returns), forget them, and cancel what its threads still run for it.
-   */
-  detach(client: ThreadClient): void {
-    if (!this.clients.delete(client.channel)) return;
-    for (const posted of this.postedBy(client)) {
-      // Those already started run on until CLOSE reaches their thread, which cancels them.
-      withdrawTicket(client.tickets.pages, posted.ticket, posted.id);
-      this.forget(posted);
-    }
-    for (const slot of this.slots) {
-      if (slot.opened.delete(client.channel)) slot.push(ToThread.Close, client.channel);
-    }
-    if (this.isShared && this.clients.size === 0) void this.stopThreads(false);
-  }
-
-  /**
-   * @internal Takes back the posted messages of `client` that `matches` accepts and no thread has
-   * started: they never will. Returns them in posting order; running ones are left alone.
-   */
-  withdraw(client: ThreadClient, matches: (message: unknown) => boolean): PostedMessage[] {
-    const withdrawn: PostedMessage[] = [];
-    for (const posted of this.posted.values()) {
-      if (posted.client !== client || !matches(posted.message)) continue;
-      if (!withdrawTicket(client.tickets.pages, posted.ticket, posted.id)) continue;
-      this.forget(posted);
-      withdrawn.push(posted);
-    }
-    return withdrawn;
-  }
-
-  /** @internal Posted messages of `client` not finished yet (running or queued), in posting order. */
-  postedBy(client: ThreadClient): PostedMessage[] {
-    const mine: PostedMessage[] = [];
-    for (const posted of this.posted.values()) if (posted.client === client) mine.push(posted);
-    return mine;
-  }
-
-  /** @internal A new ticket page of `client`: every thread that runs its messages must see it. */
-  sharePage(client: ThreadClient, page: Int32Array): void {
-    for (const slot of this.slots)
-      if (slot.opened.has(client.channel)) slot.push(ToThread.Page, client.channel, page);
-  }
-
-  /** @internal The thread a new key is pinned to (see the class comment), or null when all are down. */
-  pickThread(): ThreadSlot | null {
-    const slots = this.slots;
-    const n = slots.length;
-    for (let i = 0; i < n; i++) {
-      const slot = slots[(this.parkedCursor + i) % n];
-      if (slot.parked) {
-        this.parkedCursor = (slot.index + 1) % n;
-        return slot;
-      }
-    }
-    let best: ThreadSlot | null = null;
-    for (const slot of slots) {
-      if (slot.down) continue;
-      if (
-        best === null ||
-        slot.unfinished < best.unfinished ||
-        (slot.unfinished === best.unfinished && slot.pinned < best.pinned)
-      ) {
-        best = slot;
-      }
-    }
-    return best;
-  }
-
-  /** @internal Posts one admitted message to the thread of its key (batched; see protocol.ts). */
-  post(
-    client: ThreadClient,
-    placement: KeyPlacement,
-    key: unknown,
-    message: unknown,
-    transfers: readonly TransferListItem[] | undefined,
-  ): void {
-    const id = ++this.nextMessageId;
-    const ticket = client.tickets.take();
-    const posted: PostedMessage = { id, client, placement, ticket, key, message, transfers };
-    this.posted.set(id, posted);
-    placement.slot.hold();
-    this.send(posted);
-  }
-
-  /** Sends a posted message to its thread (again, after a crash), its ticket set to wait for it. */
-  private send(posted: PostedMessage): void {
-    const { client, placement } = posted;
-    const slot = placement.slot;
-    if (slot.worker === null) this.spawn(slot);
-    if (!slot.opened.has(client.channel)) {
-      slot.opened.add(client.channel);
-      const { moduleUrl, exportName } = client.handler;
-      // A copy of the pages so far: later pages follow as PAGE operations.
-      slot.push(ToThread.Open, client.channel, moduleUrl, exportName, client.throughput, [
-        ...client.tickets.pages,
-      ]);
-    }
-    issueTicket(client.tickets.pages, posted.ticket, posted.id);
-    if (posted.transfers !== undefined) slot.addTransfers(posted.transfers);
-    slot.pushRun(client.channel, placement.mailboxId, posted.id, posted.ticket, posted.key, posted.message);
-  }
-
-  /** A posted message leaves the executor's books: finished, failed, withdrawn or its dispatcher ended. */
-  private forget(posted: PostedMessage): void {
-    this.posted.delete(posted.id);
-    posted.client.tickets.give(posted.ticket);
-    posted.placement.slot.letGo();
-  }
-
-  private spawn(slot: ThreadSlot): void {
-    const init: ThreadInit = { index: slot.index };
-    const worker = new Worker(threadWorkerEntry(), { workerData: init, resourceLimits: this.resourceLimits });
-    slot.worker = worker;
-    slot.opened.clear();
-    if (slot.unfinished === 0) worker.unref();
-    let lastError: unknown;
-    worker.on('message', (batch: unknown[]) => this.receive(batch));
-    worker.on('error', (err) => {
-      lastError = err;
-    });
-    worker.on('exit', (code) => {
-      if (slot.worker === worker) this.died(slot, code, lastError);
-    });
-  }
-
-  /** Values and outcomes coming back from a thread (see protocol.ts). */
-  private receive(batch: unknown[]): void {
-    for (let i = 0; i < batch.length; ) {
-      const op = batch[i] as ToMain;
-      if (op === ToMain.Next) {
-        // A value of a message no longer posted (failed, or its dispatcher ended) is dropped.
-        this.posted.get(batch[i + 1] as number)?.client.emit(batch[i + 2]);
-        i += 3;
-      } else if (op === ToMain.Done) {
-        this.finish(batch[i + 1] as number, false, undefined);
-        i += 2;
-      } else {
-        this.finish(batch[i + 1] as number, true, batch[i + 2]);
-        i += 3;
-      }
-    }
-  }
-
-  private finish(id: number, failed: boolean, error: unknown): void {
-    const posted = this.posted.get(id);
-    if (posted === undefined) return; // it failed already, its dispatcher ended, or its thread has since died
-    this.forget(posted);
-    posted.client.finished(posted, failed, error);
-  }
-
-  /** A thread died on its own: replace it and run its messages again, or fail them past the rate limit. */
-  private died(slot: ThreadSlot, exitCode: number, error: unknown): void {
-    slot.worker = null;
-    slot.opened.clear();
-    slot.dropPending();
-    const held: PostedMessage[] = [];
-    for (const posted of this.posted.values()) if (posted.placement.slot === slot) held.push(posted);
-    const now = Date.now();
-    slot.respawnTimes = slot.respawnTimes.filter((t) => now - t < MINUTE_MS);
-    if (slot.respawnTimes.length < this.maxRespawnsPerMinute) {
-      slot.respawnTimes.push(now);
-      if (held.length > 0) this.spawn(slot);
-      for (const posted of held) {
-        if (posted.transfers === undefined) this.send(posted);
-        else this.failHeld(posted, new ThreadExitedError(slot.index, exitCode, error));
-      }
-      return;
-    }
-    slot.down = true;
-    const retryAt = (slot.respawnTimes[0] ?? now) + MINUTE_MS;
-    setTimeout(() => {
-      slot.down = false;
-    }, retryAt - now).unref();
-    const crashLoop = new ThreadCrashLoopError(slot.index, exitCode, error, this.maxRespawnsPerMinute);
-    for (const posted of held) this.failHeld(posted, crashLoop);
-  }
-
-  private failHeld(posted: PostedMessage, error: unknown): void {
-    if (this.posted.get(posted.id) !== posted) return; // its dispatcher ended meanwhile
-    this.forget(posted);
-    posted.client.finished(posted, true, error);
-  }
-
-  /**
-   * A batch failed to clone: post its operations one by one, each message in a RUN of its own, failing
-   * only the messages that cannot be cloned.
-   */
-  private postSeparately(slot: ThreadSlot, ops: unknown[]): void {
-    const worker = slot.worker;
-    for (let i = 0; i < ops.length && worker !== null; ) {
-      const op = ops[i] as ToThread;
-      if (op !== ToThread.Run) {
-        const width = 1 + fieldsOf(op);
-        worker.postMessage(ops.slice(i, i + width));
-        i += width;
-        continue;
-      }
-      const channel = ops[i + 1];
-      const count = ops[i + 2] as number;
-      i += 1 + RUN_HEADER_FIELDS;
-      for (let m = 0; m < count; m++, i += RUN_MESSAGE_FIELDS) {
-        const posted = this.posted.get(ops[i + 1] as number);
-        if (posted === undefined) continue;
-        const single = [ToThread.Run, channel, 1, ...ops.slice(i, i + RUN_MESSAGE_FIELDS)];
-        try {
-          worker.postMessage(single, posted.transfers ?? []);
-        } catch (err) {
-          this.failHeld(posted, notCloneable('a message', err));
-        }
-      }
-    }
-  }
-
-  /** Stops every thread: each cancels its handlers and exits; resolves once all have exited. */
-  private stopThreads(awaited: boolean): Promise<void> {
-    const exits: Promise<unknown>[] = [];
-    for (const slot of this.slots) {
-      const worker = slot.worker;
-      if (worker === null) continue;
-      slot.push(ToThread.Stop);
-      slot.flush();
-      slot.worker = null;
-      slot.opened.clear();
-      // An awaited stop (close) keeps the process alive until the thread has exited; an idle stop never does.
-      if (awaited) worker.ref();
-      exits.push(stopped(worker));
-    }
-    return Promise.all(exits).then(() => undefined);
+    return threadLanesOf(this).threadIds;
   }
 
   /**
    * Closes the executor by cancelling, not draining: dispatchers still running on it error with
    * `KeyedExecutorClosedError` (their unfinished messages are not settled, so a transport redelivers
-   * them), the handlers running in the threads are unsubscribed, and the threads are terminated. The
-   * promise resolves once every thread has exited. To drain, let your pipelines complete first (await
-   * them), then close. No dispatcher can start on a closed executor. The shared executor cannot be closed.
+   * them; none that had not started starts), the handlers running in the threads are unsubscribed, and
+   * the threads are terminated. The promise resolves once every thread has exited. To drain, let your
+   * pipelines complete first (await them), then close. No dispatcher can start on a closed executor. The
+   * shared executor cannot be closed.
    */
   async close(): Promise<void> {
-    if (this.isShared)
+    if (this === shared)
       throw new Error('ThreadExecutor.shared cannot be closed; it stops its threads whenever it is idle');
-    if (this.isClosed) return;
-    this.isClosed = true;
-    const error = new KeyedExecutorClosedError('ThreadExecutor');
-    for (const client of [...this.clients.values()]) client.terminate(error);
-    await this.stopThreads(true);
+    await threadLanesOf(this).close();
   }
 }
 
-/** How long a thread may take to honour STOP (a handler may be stuck in a loop) before it is terminated. */
-const STOP_GRACE_MS = 1000;
+const RESOURCE_LIMITS = [
+  'maxYoungGenerationSizeMb',
+  'maxOldGenerationSizeMb',
+  'codeRangeSizeMb',
+  'stackSizeMb',
+];
 
-/** Resolves when `worker` has exited; terminates it if it has not within the grace period. */
-function stopped(worker: Worker): Promise<void> {
-  return new Promise((resolve) => {
-    const force = setTimeout(() => void worker.terminate(), STOP_GRACE_MS);
-    force.unref();
-    worker.once('exit', () => {
-      clearTimeout(force);
-      resolve();
-    });
-  });
-}
-
-/** Fields after the op code of an operation other than RUN. */
-function fieldsOf(op: ToThread): number {
-  if (op === ToThread.Open) return OPEN_FIELDS;
-  if (op === ToThread.Page) return PAGE_FIELDS;
-  return op === ToThread.Close ? CLOSE_FIELDS : STOP_FIELDS;
-}
-
-/** Why `what` could not cross to a thread lane, with the structured-clone error as its cause. */
-function notCloneable(what: string, err: unknown): TypeError {
-  // A DataCloneError is a DOMException, which is not an Error here: read its fields as they are.
-  const { name, message } = (err ?? {}) as { name?: unknown; message?: unknown };
-  const reason = typeof message === 'string' ? `${String(name)}: ${message}` : 'it cannot be cloned';
-  return new TypeError(`ThreadExecutor: ${what} for a thread lane cannot be cloned (${reason})`, {
-    cause: err,
-  });
+/** `resourceLimits` checked field by field: each a number > 0 where given. */
+function resourceLimitsOf(limits: unknown): ResourceLimits | undefined {
+  if (limits === undefined) return undefined;
+  if (limits === null || typeof limits !== 'object') {
+    throw new TypeError(
+      `ThreadExecutor: expected \`resourceLimits\` to be an object, got ${describe(limits)}`,
+    );
+  }
+  for (const field of RESOURCE_LIMITS) {
+    const value = (limits as Record<string, unknown>)[field];
+    if (value !== undefined && !(typeof value === 'number' && value > 0 && Number.isFinite(value))) {
+      throw new TypeError(
+        `ThreadExecutor: expected \`resourceLimits.${field}\` to be a number > 0, got ${describe(value)}`,
+      );
+    }
+  }
+  return limits as ResourceLimits;
 }

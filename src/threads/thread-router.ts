@@ -2,7 +2,7 @@ import type { TransferListItem } from 'node:worker_threads';
 import type { Routed, Router } from '../dispatch/router';
 import { NoThreadLaneError } from './errors';
 import type { ThreadHandler } from './handler';
-import type { KeyPlacement, PostedMessage, ThreadClient, ThreadExecutor } from './thread-executor';
+import type { KeyPlacement, PostedMessage, ThreadClient, ThreadLanes } from './thread-lanes';
 import { TicketBoard } from './tickets';
 
 /**
@@ -21,7 +21,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
 
   constructor(
     private readonly dispatcher: Routed<T, R>,
-    private readonly threads: ThreadExecutor,
+    private readonly threads: ThreadLanes,
     readonly handler: ThreadHandler<unknown, unknown>,
     readonly throughput: number,
   ) {

@@ -1,0 +1,107 @@
+import { KeyedExecutorClosedError } from '../errors';
+import { Lane } from './lane';
+import { type LongTurnListener, threadLoop } from './lane-loop';
+
+/** A dispatcher as its executor sees it: something to stop when the executor closes. */
+export interface ExecutorClient {
+  terminate(error: unknown): void;
+}
+
+/**
+ * The event-loop lanes behind a `KeyedExecutor`: the lanes, the choice of a lane for a new mailbox,
+ * and the dispatchers running on them (stopped if the executor closes under them).
+ *
+ * Placement of a new mailbox:
+ * 1. the lane running right now, if nothing else is queued on it (no hand-off at all);
+ * 2. else a parked lane (nothing ready on it), scanning round-robin so parked lanes fill evenly;
+ * 3. else the least loaded lane: fewest ready mailboxes, then fewest pinned mailboxes
+ *    (our addition to the design, which stops at step 2).
+ */
+export class LaneSet {
+  readonly lanes: readonly Lane[];
+  /** Dispatchers running on these lanes, stopped if they close under them. */
+  private readonly clients = new Set<ExecutorClient>();
+  /** Where the round-robin scan for a parked lane starts next. */
+  private parkedCursor = 0;
+  closed = false;
+
+  constructor(workers: number) {
+    this.lanes = Array.from({ length: workers }, (_, i) => new Lane(i, threadLoop, this));
+  }
+
+  /** The lane of this set that is running on this thread right now, or null. */
+  get currentLane(): Lane | null {
+    const lane = threadLoop.current as Lane | null;
+    return lane !== null && lane.owner === this ? lane : null;
+  }
+
+  /** Live mailboxes pinned to the lanes, across all dispatchers. */
+  get liveMailboxes(): number {
+    let n = 0;
+    for (const lane of this.lanes) n += lane.pinned;
+    return n;
+  }
+
+  /** Chooses the lane a new mailbox is pinned to (see the class comment). */
+  pickLane(): Lane {
+    const lanes = this.lanes;
+    const current = this.currentLane;
+    if (current !== null && current.ready.size === 0) return current;
+    const n = lanes.length;
+    // Wraps by comparison, not `%`: this runs for every new mailbox, and an integer division costs more
+    // than the rest of the scan.
+    for (let i = 0, at = this.parkedCursor; i < n; i++) {
+      const lane = lanes[at];
+      if (++at === n) at = 0;
+      if (lane.parked) {
+        this.parkedCursor = at;
+        return lane;
+      }
+    }
+    let best = lanes[0];
+    for (let i = 1; i < n; i++) {
+      const lane = lanes[i];
+      if (
+        lane.ready.size < best.ready.size ||
+        (lane.ready.size === best.ready.size && lane.pinned < best.pinned)
+      ) {
+        best = lane;
+      }
+    }
+    return best;
+  }
+
+  attach(client: ExecutorClient): void {
+    if (this.closed) throw new KeyedExecutorClosedError('KeyedExecutor');
+    this.clients.add(client);
+  }
+
+  detach(client: ExecutorClient): void {
+    this.clients.delete(client);
+  }
+
+  /** Reports synchronous runs on these lanes longer than `thresholdMs`; returns the function that stops it. */
+  watchLongTurns(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void {
+    const watch: LongTurnListener = (lane, durationMs) => {
+      if ((lane as Lane).owner === this) listener((lane as Lane).index, durationMs);
+    };
+    return threadLoop.watchLongTurns(thresholdMs, watch);
+  }
+
+  /**
+   * Starts estimating the time the lanes spend running, into each lane's `busyMs` (one drain in `every`
+   * is timed). The lanes of one thread are measured together. Returns the function that stops it.
+   */
+  measureBusy(every: number): () => void {
+    return threadLoop.measureBusy(every);
+  }
+
+  /** Stops every dispatcher still running here with `KeyedExecutorClosedError`; none can start afterwards. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const error = new KeyedExecutorClosedError('KeyedExecutor');
+    for (const client of [...this.clients]) client.terminate(error);
+    this.clients.clear();
+  }
+}

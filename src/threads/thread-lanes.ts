@@ -1,0 +1,383 @@
+import { type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
+import type { ExecutorClient } from '../engine/lane-set';
+import { KeyedExecutorClosedError } from '../errors';
+import { ThreadCrashLoopError, ThreadExitedError } from './errors';
+import type { ThreadHandler } from './handler';
+import {
+  CLOSE_FIELDS,
+  issueTicket,
+  OPEN_FIELDS,
+  PAGE_FIELDS,
+  RUN_HEADER_FIELDS,
+  RUN_MESSAGE_FIELDS,
+  STOP_FIELDS,
+  type ThreadInit,
+  ToMain,
+  ToThread,
+  withdrawTicket,
+} from './protocol';
+import { ThreadSlot } from './thread-slot';
+import type { TicketBoard } from './tickets';
+import { threadWorkerEntry } from './worker-entry';
+
+/** A key's place on the thread lanes, held by its dispatcher while the key has unfinished messages. */
+export interface KeyPlacement {
+  readonly slot: ThreadSlot;
+  /** Names the key's mailbox in the thread (any key type maps to it). */
+  readonly mailboxId: number;
+  /** Messages of the key posted and not finished: the key stays on `slot` while this is > 0. */
+  unfinished: number;
+}
+
+/** A message posted to a thread and not finished. */
+export interface PostedMessage {
+  readonly id: number;
+  readonly client: ThreadClient;
+  readonly placement: KeyPlacement;
+  /** Its slot in the client's ticket pages: the thread claims it before starting the message. */
+  readonly ticket: number;
+  readonly key: unknown;
+  readonly message: unknown;
+  /** What the client's `transfer` option listed for it (moved, not copied, to the thread). */
+  readonly transfers: readonly TransferListItem[] | undefined;
+}
+
+/** A dispatcher's router as a thread executor sees it. */
+export interface ThreadClient extends ExecutorClient {
+  /** Set by `attach`: names the dispatcher in the protocol. */
+  channel: number;
+  readonly handler: ThreadHandler<unknown, unknown>;
+  readonly throughput: number;
+  readonly tickets: TicketBoard;
+  emit(value: unknown): void;
+  /** The message's handler finished in its thread (completed when `failed` is false), or its thread gave up on it. */
+  finished(posted: PostedMessage, failed: boolean, error?: unknown): void;
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * The worker threads behind a `ThreadExecutor` (see there for the model): one slot per thread lane,
+ * the dispatchers (channels) running on them, and every message posted and not finished, by id.
+ */
+export class ThreadLanes {
+  private readonly slots: ThreadSlot[];
+  /** Running dispatchers by channel. */
+  private readonly clients = new Map<number, ThreadClient>();
+  /** Messages posted and not finished, by id; insertion order is posting order (replayed after a crash). */
+  private readonly posted = new Map<number, PostedMessage>();
+  private nextChannel = 0;
+  private nextMessageId = 0;
+  /** Where the round-robin scan for a parked thread starts next. */
+  private parkedCursor = 0;
+  private isClosed = false;
+
+  constructor(
+    workers: number,
+    private readonly resourceLimits: ResourceLimits | undefined,
+    private readonly maxRespawnsPerMinute: number,
+    /** The shared executor's lanes stop their threads whenever no dispatcher runs on them. */
+    private readonly stopWhenIdle: boolean,
+  ) {
+    this.slots = Array.from(
+      { length: workers },
+      (_, i) => new ThreadSlot(i, (slot, ops) => this.postSeparately(slot, ops)),
+    );
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Threads running now (they start with the first message; a stopped or dead one is not counted). */
+  get liveThreads(): number {
+    let n = 0;
+    for (const slot of this.slots) if (slot.worker !== null) n++;
+    return n;
+  }
+
+  /** Thread ids of the running threads, by lane (null where none runs): for diagnostics. */
+  get threadIds(): ReadonlyArray<number | null> {
+    return this.slots.map((slot) => slot.worker?.threadId ?? null);
+  }
+
+  /** A dispatcher's router starts on these lanes. */
+  attach(client: ThreadClient): void {
+    if (this.isClosed) throw new KeyedExecutorClosedError('ThreadExecutor');
+    client.channel = ++this.nextChannel;
+    this.clients.set(client.channel, client);
+  }
+
+  /**
+   * The dispatcher ended: withdraw every message of it that has not started (no thread
+   * starts one after this returns), forget them, and cancel what its threads still run for it.
+   */
+  detach(client: ThreadClient): void {
+    if (!this.clients.delete(client.channel)) return;
+    for (const posted of this.postedBy(client)) {
+      // Those already started run on until CLOSE reaches their thread, which cancels them.
+      withdrawTicket(client.tickets.pages, posted.ticket, posted.id);
+      this.forget(posted);
+    }
+    for (const slot of this.slots) {
+      if (slot.opened.delete(client.channel)) slot.push(ToThread.Close, client.channel);
+    }
+    if (this.stopWhenIdle && this.clients.size === 0) void this.stopThreads(false);
+  }
+
+  /**
+   * Takes back the posted messages of `client` that `matches` accepts and no thread has
+   * started: they never will. Returns them in posting order; running ones are left alone.
+   */
+  withdraw(client: ThreadClient, matches: (message: unknown) => boolean): PostedMessage[] {
+    const withdrawn: PostedMessage[] = [];
+    for (const posted of this.posted.values()) {
+      if (posted.client !== client || !matches(posted.message)) continue;
+      if (!withdrawTicket(client.tickets.pages, posted.ticket, posted.id)) continue;
+      this.forget(posted);
+      withdrawn.push(posted);
+    }
+    return withdrawn;
+  }
+
+  /** Posted messages of `client` not finished yet (running or queued), in posting order. */
+  postedBy(client: ThreadClient): PostedMessage[] {
+    const mine: PostedMessage[] = [];
+    for (const posted of this.posted.values()) if (posted.client === client) mine.push(posted);
+    return mine;
+  }
+
+  /** A new ticket page of `client`: every thread that runs its messages must see it. */
+  sharePage(client: ThreadClient, page: Int32Array): void {
+    for (const slot of this.slots)
+      if (slot.opened.has(client.channel)) slot.push(ToThread.Page, client.channel, page);
+  }
+
+  /** The thread a new key is pinned to (see the class comment), or null when all are down. */
+  pickThread(): ThreadSlot | null {
+    const slots = this.slots;
+    const n = slots.length;
+    for (let i = 0; i < n; i++) {
+      const slot = slots[(this.parkedCursor + i) % n];
+      if (slot.parked) {
+        this.parkedCursor = (slot.index + 1) % n;
+        return slot;
+      }
+    }
+    let best: ThreadSlot | null = null;
+    for (const slot of slots) {
+      if (slot.down) continue;
+      if (
+        best === null ||
+        slot.unfinished < best.unfinished ||
+        (slot.unfinished === best.unfinished && slot.pinned < best.pinned)
+      ) {
+        best = slot;
+      }
+    }
+    return best;
+  }
+
+  /** Posts one admitted message to the thread of its key (batched; see protocol.ts). */
+  post(
+    client: ThreadClient,
+    placement: KeyPlacement,
+    key: unknown,
+    message: unknown,
+    transfers: readonly TransferListItem[] | undefined,
+  ): void {
+    const id = ++this.nextMessageId;
+    const ticket = client.tickets.take();
+    const posted: PostedMessage = { id, client, placement, ticket, key, message, transfers };
+    this.posted.set(id, posted);
+    placement.slot.hold();
+    this.send(posted);
+  }
+
+  /** Sends a posted message to its thread (again, after a crash), its ticket set to wait for it. */
+  private send(posted: PostedMessage): void {
+    const { client, placement } = posted;
+    const slot = placement.slot;
+    if (slot.worker === null) this.spawn(slot);
+    if (!slot.opened.has(client.channel)) {
+      slot.opened.add(client.channel);
+      const { moduleUrl, exportName } = client.handler;
+      // A copy of the pages so far: later pages follow as PAGE operations.
+      slot.push(ToThread.Open, client.channel, moduleUrl, exportName, client.throughput, [
+        ...client.tickets.pages,
+      ]);
+    }
+    issueTicket(client.tickets.pages, posted.ticket, posted.id);
+    if (posted.transfers !== undefined) slot.addTransfers(posted.transfers);
+    slot.pushRun(client.channel, placement.mailboxId, posted.id, posted.ticket, posted.key, posted.message);
+  }
+
+  /** A posted message leaves the executor's books: finished, failed, withdrawn or its dispatcher ended. */
+  private forget(posted: PostedMessage): void {
+    this.posted.delete(posted.id);
+    posted.client.tickets.give(posted.ticket);
+    posted.placement.slot.letGo();
+  }
+
+  private spawn(slot: ThreadSlot): void {
+    const init: ThreadInit = { index: slot.index };
+    const worker = new Worker(threadWorkerEntry(), { workerData: init, resourceLimits: this.resourceLimits });
+    slot.worker = worker;
+    slot.opened.clear();
+    if (slot.unfinished === 0) worker.unref();
+    let lastError: unknown;
+    worker.on('message', (batch: unknown[]) => this.receive(batch));
+    worker.on('error', (err) => {
+      lastError = err;
+    });
+    worker.on('exit', (code) => {
+      if (slot.worker === worker) this.died(slot, code, lastError);
+    });
+  }
+
+  /** Values and outcomes coming back from a thread (see protocol.ts). */
+  private receive(batch: unknown[]): void {
+    for (let i = 0; i < batch.length; ) {
+      const op = batch[i] as ToMain;
+      if (op === ToMain.Next) {
+        // A value of a message no longer posted (failed, or its dispatcher ended) is dropped.
+        this.posted.get(batch[i + 1] as number)?.client.emit(batch[i + 2]);
+        i += 3;
+      } else if (op === ToMain.Done) {
+        this.finish(batch[i + 1] as number, false, undefined);
+        i += 2;
+      } else {
+        this.finish(batch[i + 1] as number, true, batch[i + 2]);
+        i += 3;
+      }
+    }
+  }
+
+  private finish(id: number, failed: boolean, error: unknown): void {
+    const posted = this.posted.get(id);
+    if (posted === undefined) return; // it failed already, its dispatcher ended, or its thread has since died
+    this.forget(posted);
+    posted.client.finished(posted, failed, error);
+  }
+
+  /** A thread died on its own: replace it and run its messages again, or fail them past the rate limit. */
+  private died(slot: ThreadSlot, exitCode: number, error: unknown): void {
+    slot.worker = null;
+    slot.opened.clear();
+    slot.dropPending();
+    const held: PostedMessage[] = [];
+    for (const posted of this.posted.values()) if (posted.placement.slot === slot) held.push(posted);
+    const now = Date.now();
+    slot.respawnTimes = slot.respawnTimes.filter((t) => now - t < MINUTE_MS);
+    if (slot.respawnTimes.length < this.maxRespawnsPerMinute) {
+      slot.respawnTimes.push(now);
+      if (held.length > 0) this.spawn(slot);
+      for (const posted of held) {
+        if (posted.transfers === undefined) this.send(posted);
+        else this.failHeld(posted, new ThreadExitedError(slot.index, exitCode, error));
+      }
+      return;
+    }
+    slot.down = true;
+    const retryAt = (slot.respawnTimes[0] ?? now) + MINUTE_MS;
+    setTimeout(() => {
+      slot.down = false;
+    }, retryAt - now).unref();
+    const crashLoop = new ThreadCrashLoopError(slot.index, exitCode, error, this.maxRespawnsPerMinute);
+    for (const posted of held) this.failHeld(posted, crashLoop);
+  }
+
+  private failHeld(posted: PostedMessage, error: unknown): void {
+    if (this.posted.get(posted.id) !== posted) return; // its dispatcher ended meanwhile
+    this.forget(posted);
+    posted.client.finished(posted, true, error);
+  }
+
+  /**
+   * A batch failed to clone: post its operations one by one, each message in a RUN of its own, failing
+   * only the messages that cannot be cloned.
+   */
+  private postSeparately(slot: ThreadSlot, ops: unknown[]): void {
+    const worker = slot.worker;
+    for (let i = 0; i < ops.length && worker !== null; ) {
+      const op = ops[i] as ToThread;
+      if (op !== ToThread.Run) {
+        const width = 1 + fieldsOf(op);
+        worker.postMessage(ops.slice(i, i + width));
+        i += width;
+        continue;
+      }
+      const channel = ops[i + 1];
+      const count = ops[i + 2] as number;
+      i += 1 + RUN_HEADER_FIELDS;
+      for (let m = 0; m < count; m++, i += RUN_MESSAGE_FIELDS) {
+        const posted = this.posted.get(ops[i + 1] as number);
+        if (posted === undefined) continue;
+        const single = [ToThread.Run, channel, 1, ...ops.slice(i, i + RUN_MESSAGE_FIELDS)];
+        try {
+          worker.postMessage(single, posted.transfers ?? []);
+        } catch (err) {
+          this.failHeld(posted, notCloneable('a message', err));
+        }
+      }
+    }
+  }
+
+  /** Stops every thread: each cancels its handlers and exits; resolves once all have exited. */
+  private stopThreads(awaited: boolean): Promise<void> {
+    const exits: Promise<unknown>[] = [];
+    for (const slot of this.slots) {
+      const worker = slot.worker;
+      if (worker === null) continue;
+      slot.push(ToThread.Stop);
+      slot.flush();
+      slot.worker = null;
+      slot.opened.clear();
+      // An awaited stop (close) keeps the process alive until the thread has exited; an idle stop never does.
+      if (awaited) worker.ref();
+      exits.push(stopped(worker));
+    }
+    return Promise.all(exits).then(() => undefined);
+  }
+
+  /** Cancels every dispatcher still running here and stops the threads; resolves once all have exited. */
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    const error = new KeyedExecutorClosedError('ThreadExecutor');
+    for (const client of [...this.clients.values()]) client.terminate(error);
+    await this.stopThreads(true);
+  }
+}
+
+/** How long a thread may take to honour STOP (a handler may be stuck in a loop) before it is terminated. */
+const STOP_GRACE_MS = 1000;
+
+/** Resolves when `worker` has exited; terminates it if it has not within the grace period. */
+function stopped(worker: Worker): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => void worker.terminate(), STOP_GRACE_MS);
+    force.unref();
+    worker.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+  });
+}
+
+/** Fields after the op code of an operation other than RUN. */
+function fieldsOf(op: ToThread): number {
+  if (op === ToThread.Open) return OPEN_FIELDS;
+  if (op === ToThread.Page) return PAGE_FIELDS;
+  return op === ToThread.Close ? CLOSE_FIELDS : STOP_FIELDS;
+}
+
+/** Why `what` could not cross to a thread lane, with the structured-clone error as its cause. */
+function notCloneable(what: string, err: unknown): TypeError {
+  // A DataCloneError is a DOMException, which is not an Error here: read its fields as they are.
+  const { name, message } = (err ?? {}) as { name?: unknown; message?: unknown };
+  const reason = typeof message === 'string' ? `${String(name)}: ${message}` : 'it cannot be cloned';
+  return new TypeError(`ThreadExecutor: ${what} for a thread lane cannot be cloned (${reason})`, {
+    cause: err,
+  });
+}
