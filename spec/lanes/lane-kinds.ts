@@ -23,12 +23,18 @@ export interface Ran {
 /** One kind of lane: how to make its executor and how to name a fixture handler for it. */
 export interface LaneKind {
   readonly name: string;
+  /** True for thread lanes (worker threads), false for event-loop lanes. */
+  readonly threads: boolean;
+  /** The executor class name, as errors name it. */
+  readonly executorName: 'KeyedExecutor' | 'ThreadExecutor';
   executor(workers: number): { executor: KeyedExecutor | ThreadExecutor; close(): Promise<void> };
   handler(exportName: string): KeyedDispatchOptions<Msg, string, Ran>['handle'];
 }
 
 const eventLoop: LaneKind = {
   name: 'event-loop lanes',
+  threads: false,
+  executorName: 'KeyedExecutor',
   executor(workers) {
     const executor = new KeyedExecutor({ workers });
     return { executor, close: () => executor.close() };
@@ -40,6 +46,8 @@ const eventLoop: LaneKind = {
 
 const threads: LaneKind = {
   name: 'thread lanes',
+  threads: true,
+  executorName: 'ThreadExecutor',
   executor(workers) {
     const executor = new ThreadExecutor({ workers });
     return { executor, close: () => executor.close() };
