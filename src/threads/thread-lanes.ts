@@ -114,11 +114,9 @@ export class ThreadLanes {
    */
   detach(client: ThreadClient): void {
     if (!this.clients.delete(client.channel)) return;
-    for (const posted of this.postedBy(client)) {
-      // Those already started run on until CLOSE reaches their thread, which cancels them.
-      withdrawTicket(client.tickets.pages, posted.ticket, posted.id);
-      this.forget(posted);
-    }
+    // Those already started run on until CLOSE reaches their thread, which cancels them.
+    this.withdraw(client, () => true);
+    for (const posted of this.postedBy(client)) this.forget(posted);
     for (const slot of this.slots) {
       if (slot.opened.delete(client.channel)) slot.push(ToThread.Close, client.channel);
     }
@@ -130,14 +128,18 @@ export class ThreadLanes {
    * started: they never will. Returns them in posting order; running ones are left alone.
    */
   withdraw(client: ThreadClient, matches: (message: unknown) => boolean): PostedMessage[] {
+    const candidates = this.postedBy(client).filter((posted) => matches(posted.message));
     const withdrawn: PostedMessage[] = [];
-    for (const posted of this.posted.values()) {
-      if (posted.client !== client || !matches(posted.message)) continue;
+    // Newest first: a thread claims a key's messages oldest first, so once a claim beats a withdrawal,
+    // every older message of that key was claimed before it, and no key is left with a gap (a message
+    // withdrawn while a later one of its key starts).
+    for (let i = candidates.length - 1; i >= 0; i--) {
+      const posted = candidates[i];
       if (!withdrawTicket(client.tickets.pages, posted.ticket, posted.id)) continue;
       this.forget(posted);
       withdrawn.push(posted);
     }
-    return withdrawn;
+    return withdrawn.reverse();
   }
 
   /** Posted messages of `client` not finished yet (running or queued), in posting order. */
