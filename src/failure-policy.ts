@@ -55,14 +55,30 @@ type Handle<T, K, R> = (message: T, context: HandlerContext<K>) => ObservableInp
 
 /** What `keyedDispatch` does with a handler's error. Create one with `retryPolicy`. */
 export interface FailurePolicy<T, K> {
-  /** @internal Wraps a handler so its failures are retried, then dead-lettered, inside the key's mailbox. */
-  wrap<R>(handle: Handle<T, K, R>): Handle<T, K, R>;
+  readonly kind: 'failure-policy';
+  /** Phantom field that carries the message and key types; never set. */
+  readonly __types?: { message: T; key: K };
+}
+
+/** Wraps a handler so its failures are retried, then dead-lettered, inside the key's mailbox. */
+type Wrap<T, K> = <R>(handle: Handle<T, K, R>) => Handle<T, K, R>;
+
+/** Each policy's wrapper, kept off the public object. */
+const wrappers = new WeakMap<object, Wrap<any, any>>();
+
+/** True for a policy made by `retryPolicy`. */
+export function isFailurePolicy(value: unknown): value is FailurePolicy<unknown, unknown> {
+  return typeof value === 'object' && value !== null && wrappers.has(value);
+}
+
+/** `handle` with `policy` around it: its failures retried, then dead-lettered. */
+export function withPolicy<T, K, R>(policy: FailurePolicy<T, K>, handle: Handle<T, K, R>): Handle<T, K, R> {
+  return (wrappers.get(policy) as Wrap<T, K>)(handle);
 }
 
 /**
  * Raised by a wrapped handler once the policy has given up on a message: the dispatcher settles the
  * message as failed with `cause` and goes on with the stream instead of erroring it.
- * @internal
  */
 export class GaveUp extends Error {
   override name = 'GaveUp';
@@ -120,25 +136,27 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
     random:
       options.random === undefined ? Math.random : functionOption('retryPolicy', 'random', options.random),
   };
-  return {
-    wrap<R>(handle: Handle<T, K, R>): Handle<T, K, R> {
-      return (message, context) => {
-        let input: ObservableInput<R>;
-        try {
-          input = handle(message, context);
-        } catch (err) {
-          return new Observable<R>((subscriber) =>
-            new Attempts(policy, handle, message, context, subscriber).failed(err),
-          );
-        }
-        // An array cannot fail any more: no wrapping, so the policy costs nothing on that path.
-        if (Array.isArray(input)) return input;
+  const failurePolicy: FailurePolicy<T, K> = { kind: 'failure-policy' };
+  wrappers.set(failurePolicy, wrap);
+  return failurePolicy;
+
+  function wrap<R>(handle: Handle<T, K, R>): Handle<T, K, R> {
+    return (message, context) => {
+      let input: ObservableInput<R>;
+      try {
+        input = handle(message, context);
+      } catch (err) {
         return new Observable<R>((subscriber) =>
-          new Attempts(policy, handle, message, context, subscriber).follow(input),
+          new Attempts(policy, handle, message, context, subscriber).failed(err),
         );
-      };
-    },
-  };
+      }
+      // An array cannot fail any more: no wrapping, so the policy costs nothing on that path.
+      if (Array.isArray(input)) return input;
+      return new Observable<R>((subscriber) =>
+        new Attempts(policy, handle, message, context, subscriber).follow(input),
+      );
+    };
+  }
 }
 
 /** The delay before retry number `retry` (1 for the first retry). */

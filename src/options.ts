@@ -1,7 +1,7 @@
 import type { ObservableInput } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
 import { KeyedExecutor } from './executor';
-import type { FailurePolicy } from './failure-policy';
+import { type FailurePolicy, isFailurePolicy, withPolicy } from './failure-policy';
 import { DispatchStats } from './stats';
 import { isThreadHandler, type ThreadHandler } from './threads/handler';
 import { ThreadExecutor } from './threads/thread-executor';
@@ -83,10 +83,7 @@ export function resolveDispatchOptions<T, K, R>(
   }
   const threadHandler = isThreadHandler(options.handle) ? options.handle : undefined;
   const onFailure = options.onFailure;
-  if (
-    onFailure !== undefined &&
-    typeof (onFailure as Partial<FailurePolicy<T, K>> | null)?.wrap !== 'function'
-  ) {
+  if (onFailure !== undefined && !isFailurePolicy(onFailure)) {
     throw new TypeError(
       `${owner}: expected \`onFailure\` to be a failure policy (from retryPolicy()), got ${describe(onFailure)}`,
     );
@@ -108,7 +105,7 @@ export function resolveDispatchOptions<T, K, R>(
   }
   return {
     key: functionOption(owner, 'key', options.key),
-    handle: onFailure === undefined || threadHandler ? handle : onFailure.wrap(handle),
+    handle: onFailure === undefined || threadHandler ? handle : withPolicy(onFailure, handle),
     threadHandler,
     executor: executorOf(owner, options.executor, threadHandler),
     maxInFlight,
