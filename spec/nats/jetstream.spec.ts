@@ -2,7 +2,7 @@ import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from '@
 import { connect } from '@nats-io/transport-node';
 import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromJetStream, type JetStreamMessage } from 'keyed-dispatch/nats';
-import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
+import { firstValueFrom, lastValueFrom, type Subscription, toArray } from 'rxjs';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
 import { deferred } from '../support/scripted-receiver';
 
@@ -183,7 +183,8 @@ describe('fromJetStream', () => {
     expect(info.num_pending).toBe(0);
   }, 30_000);
   it.each([
-    ['nak', 'redelivers it at once', { seq: 1, data: 'boom', deliveryCount: 2 }],
+    ['redeliver', 'redelivers it at once', { seq: 1, data: 'boom', deliveryCount: 2 }],
+    ['ack', 'takes it as done', { seq: 2, data: 'after', deliveryCount: 1 }],
     ['term', 'never redelivers it', { seq: 2, data: 'after', deliveryCount: 1 }],
   ] as const)(
     "onFailed '%s': a message whose handler failed is settled as failed, and the server %s",
@@ -211,7 +212,7 @@ describe('fromJetStream', () => {
         }),
       );
       await expect(lastValueFrom(failing)).rejects.toThrow('boom');
-      // Told once the nak or term was sent.
+      // Told once the nak, ack or term was sent.
       expect(await settled.promise).toBe('boom:failed');
       await nc.flush();
 
@@ -226,4 +227,60 @@ describe('fromJetStream', () => {
     },
     30_000,
   );
+
+  it('close() stops fetching, lets running messages finish and be acknowledged, leaves queued ones for redelivery, and completes', async () => {
+    const { stream, prefix } = await streamWithConsumer('close', 30_000);
+    await publish(prefix, 4, 5);
+    const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+    const windowFull = deferred();
+    const release = deferred();
+    const settled: number[] = [];
+    let admitted = 0;
+    const receiver = fromJetStream({ consumer, expiresMs: 1000, onSettled: (m) => settled.push(m.seq) });
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch({
+          maxInFlight: 8,
+          key: (m) => {
+            if (++admitted === 8) windowFull.resolve();
+            return m.subject;
+          },
+          handle: async (m) => {
+            await release.promise;
+            return m.seq;
+          },
+        }),
+        toArray(),
+      ),
+    );
+    await windowFull.promise;
+    const closed = receiver.close();
+    release.resolve();
+    await closed;
+    const handled = await output;
+    await nc.flush();
+
+    // 8 admitted over 4 subjects: the first of each ran and was acknowledged; the 4 queued behind them
+    // were given back unacknowledged, for redelivery after ack_wait.
+    expect(handled.sort((a, b) => a - b)).toEqual(settled.sort((a, b) => a - b));
+    expect(handled).toHaveLength(4);
+    expect((await jsm.consumers.info(stream, DURABLE)).num_ack_pending).toBe(4);
+    expect(receiver.close()).toBe(closed);
+  }, 30_000);
+
+  it('rejects invalid options, naming the option, the value and its type, and still takes the earlier onFailed names', async () => {
+    const { stream } = await streamWithConsumer('options', 30_000);
+    const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+    expect(() => fromJetStream({ consumer, onFailed: 'drop' as never })).toThrow(
+      "fromJetStream: expected `onFailed` to be 'redeliver', 'ack', 'term' or { redeliverAfterMs }, got 'drop' (string)",
+    );
+    expect(() => fromJetStream({ consumer, onFailed: { redeliverAfterMs: -1 } })).toThrow(
+      'fromJetStream: expected `onFailed.redeliverAfterMs` to be an integer >= 0, got -1 (number)',
+    );
+    expect(() => fromJetStream({ consumer, closeTimeoutMs: 1.5 })).toThrow(
+      'fromJetStream: expected `closeTimeoutMs` to be an integer >= 0, got 1.5 (number)',
+    );
+    expect(() => fromJetStream({ consumer, onFailed: 'nak' })).not.toThrow();
+    expect(() => fromJetStream({ consumer, onFailed: { nakDelayMs: 100 } })).not.toThrow();
+  });
 });

@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromRedisStreams, type RedisStreamMessage, StreamPartitions } from 'keyed-dispatch/redis';
-import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
+import { firstValueFrom, lastValueFrom, type Subscription, toArray } from 'rxjs';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
 import { deferred } from '../support/scripted-receiver';
 
@@ -190,7 +190,7 @@ describe('fromRedisStreams', () => {
   }, 30_000);
   it.each([
     [
-      'pending',
+      'redeliver',
       'leaves it pending, claimed and delivered again before its key goes on',
       1,
       { data: 'boom', deliveryCount: 2 },
@@ -244,4 +244,60 @@ describe('fromRedisStreams', () => {
     },
     30_000,
   );
+
+  it('close() stops reading, lets running entries finish and be acknowledged, leaves queued ones pending, and completes', async () => {
+    const partitions = new StreamPartitions(`${RUN}-close`, 1);
+    await publish(partitions, 4, 5);
+    const streams = partitions.names();
+    const windowFull = deferred();
+    const release = deferred();
+    const settled: string[] = [];
+    let admitted = 0;
+    const receiver = fromRedisStreams({
+      redis,
+      streams,
+      group: GROUP,
+      consumer: 'closing',
+      onSettled: (m) => settled.push(m.id),
+    });
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch({
+          maxInFlight: 8,
+          key: (m) => {
+            if (++admitted === 8) windowFull.resolve();
+            return m.key;
+          },
+          handle: async (m) => {
+            await release.promise;
+            return m.id;
+          },
+        }),
+        toArray(),
+      ),
+    );
+    await windowFull.promise;
+    const closed = receiver.close();
+    release.resolve();
+    await closed;
+    const handled = await output;
+
+    // 8 admitted over 4 keys: the first of each ran and was acknowledged (its XACK answered before
+    // close() resolved); the 4 queued behind them stay pending, to be claimed again.
+    expect(handled.sort()).toEqual(settled.sort());
+    expect(handled).toHaveLength(4);
+    expect((await pendingByConsumer(streams)).get('closing')).toBe(4);
+    expect(receiver.close()).toBe(closed);
+  }, 30_000);
+
+  it('rejects invalid options, naming the option, the value and its type, and still takes the earlier onFailed name', () => {
+    const options = { redis, streams: ['s'], group: GROUP, consumer: 'c' };
+    expect(() => fromRedisStreams({ ...options, onFailed: 'drop' as never })).toThrow(
+      "fromRedisStreams: expected `onFailed` to be 'redeliver' or 'ack', got 'drop' (string)",
+    );
+    expect(() => fromRedisStreams({ ...options, closeTimeoutMs: -1 })).toThrow(
+      'fromRedisStreams: expected `closeTimeoutMs` to be an integer >= 0, got -1 (number)',
+    );
+    expect(() => fromRedisStreams({ ...options, onFailed: 'pending' })).not.toThrow();
+  });
 });
