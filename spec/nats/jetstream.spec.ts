@@ -2,8 +2,9 @@ import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from '@
 import { connect } from '@nats-io/transport-node';
 import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromJetStream, type JetStreamMessage } from 'keyed-dispatch/nats';
-import { firstValueFrom, lastValueFrom, type Subscription, toArray } from 'rxjs';
+import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
+import { closeWhileRunning } from '../support/close-while-running';
 import { deferred } from '../support/scripted-receiver';
 
 /** Stream and subject names unique to this run, so reruns start clean. */
@@ -232,37 +233,18 @@ describe('fromJetStream', () => {
     const { stream, prefix } = await streamWithConsumer('close', 30_000);
     await publish(prefix, 4, 5);
     const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
-    const windowFull = deferred();
-    const release = deferred();
     const settled: number[] = [];
-    let admitted = 0;
     const receiver = fromJetStream({ consumer, expiresMs: 1000, onSettled: (m) => settled.push(m.seq) });
-    const output = lastValueFrom(
-      receiver.pipe(
-        keyedDispatch({
-          maxInFlight: 8,
-          key: (m) => {
-            if (++admitted === 8) windowFull.resolve();
-            return m.subject;
-          },
-          handle: async (m) => {
-            await release.promise;
-            return m.seq;
-          },
-        }),
-        toArray(),
-      ),
+    const { handled, closed } = await closeWhileRunning(
+      receiver,
+      (m) => m.subject,
+      (m) => m.seq,
     );
-    await windowFull.promise;
-    const closed = receiver.close();
-    release.resolve();
-    await closed;
-    const handled = await output;
     await nc.flush();
 
     // 8 admitted over 4 subjects: the first of each ran and was acknowledged; the 4 queued behind them
     // were given back unacknowledged, for redelivery after ack_wait.
-    expect(handled.sort((a, b) => a - b)).toEqual(settled.sort((a, b) => a - b));
+    expect(handled.sort()).toEqual(settled.sort());
     expect(handled).toHaveLength(4);
     expect((await jsm.consumers.info(stream, DURABLE)).num_ack_pending).toBe(4);
     expect(receiver.close()).toBe(closed);

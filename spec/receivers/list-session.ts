@@ -45,6 +45,7 @@ export class RecordingSink<T> implements ReceiverSink<T> {
 
 export interface Hooks {
   acknowledge?: (message: string, outcome: Settlement) => void | Promise<void>;
+  stopFetching?: () => void;
   close?: () => void | Promise<void>;
 }
 
@@ -77,6 +78,7 @@ export class ListSession extends PullSession<string> {
 
   protected override stopFetching(): void {
     this.calls.push('stopFetching');
+    this.hooks.stopFetching?.();
   }
 
   protected override close(): void | Promise<void> {

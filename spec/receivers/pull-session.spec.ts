@@ -272,6 +272,16 @@ describe('PullSession', () => {
       await expect(throwing.cancel()).rejects.toThrow('close threw');
     });
 
+    it('still closes the transport when stopping the fetch throws, and rejects with that error', async () => {
+      const { session } = open({
+        stopFetching: () => {
+          throw new Error('pause failed');
+        },
+      });
+      await expect(session.cancel()).rejects.toThrow('pause failed');
+      expect(session.calls).toEqual(['stopFetching', 'close']);
+    });
+
     it('never leaves an unhandled rejection when the result of a failed close is ignored', async () => {
       // Jest fails a test in which a promise rejection goes unhandled.
       const { session } = open({ close: () => Promise.reject(new Error('disconnect failed')) });

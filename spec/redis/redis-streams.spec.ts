@@ -1,8 +1,9 @@
 import Redis from 'ioredis';
 import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromRedisStreams, type RedisStreamMessage, StreamPartitions } from 'keyed-dispatch/redis';
-import { firstValueFrom, lastValueFrom, type Subscription, toArray } from 'rxjs';
+import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
+import { closeWhileRunning } from '../support/close-while-running';
 import { deferred } from '../support/scripted-receiver';
 
 /** Stream names unique to this run, so reruns start clean. */
@@ -249,10 +250,7 @@ describe('fromRedisStreams', () => {
     const partitions = new StreamPartitions(`${RUN}-close`, 1);
     await publish(partitions, 4, 5);
     const streams = partitions.names();
-    const windowFull = deferred();
-    const release = deferred();
     const settled: string[] = [];
-    let admitted = 0;
     const receiver = fromRedisStreams({
       redis,
       streams,
@@ -260,27 +258,11 @@ describe('fromRedisStreams', () => {
       consumer: 'closing',
       onSettled: (m) => settled.push(m.id),
     });
-    const output = lastValueFrom(
-      receiver.pipe(
-        keyedDispatch({
-          maxInFlight: 8,
-          key: (m) => {
-            if (++admitted === 8) windowFull.resolve();
-            return m.key;
-          },
-          handle: async (m) => {
-            await release.promise;
-            return m.id;
-          },
-        }),
-        toArray(),
-      ),
+    const { handled, closed } = await closeWhileRunning(
+      receiver,
+      (m) => m.key,
+      (m) => m.id,
     );
-    await windowFull.promise;
-    const closed = receiver.close();
-    release.resolve();
-    await closed;
-    const handled = await output;
 
     // 8 admitted over 4 keys: the first of each ran and was acknowledged (its XACK answered before
     // close() resolved); the 4 queued behind them stay pending, to be claimed again.

@@ -1,5 +1,5 @@
 import { openReceiver, Receiver, type ReceiverSession, type ReceiverSink } from '../receiver';
-import type { PullSession } from './pull-session';
+import { PullSession } from './pull-session';
 
 /**
  * A receiver that a service can close on shutdown: `close()` closes each open subscription gracefully
@@ -19,12 +19,13 @@ export class ClosableReceiver<T> extends Receiver<T> {
   }
 
   [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
-    const session = this.open(sink);
     if (this.closing !== null) {
-      // Nothing was delivered: completes after this call returns; a close error has nobody to tell.
-      session.closeGracefully(0).catch(() => undefined);
-      return session;
+      // Closed: the subscription completes at once, without opening the transport.
+      const closed = new NoSource(sink);
+      void closed.closeGracefully(0);
+      return closed;
     }
+    const session = this.open(sink);
     // Ended subscriptions are forgotten here, so a receiver subscribed again and again holds only live ones.
     for (const open of this.sessions) if (open.ended) this.sessions.delete(open);
     this.sessions.add(session);
@@ -47,3 +48,6 @@ export class ClosableReceiver<T> extends Receiver<T> {
     return this.closing;
   }
 }
+
+/** A session with nothing to deliver and nothing to close. */
+class NoSource<T> extends PullSession<T> {}

@@ -264,8 +264,12 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
 
   /** Stops intake and closes the transport; a throw of either becomes the promise's rejection. */
   private async closeTransport(): Promise<void> {
-    this.stopIntake();
-    await this.close();
+    try {
+      this.stopIntake();
+    } finally {
+      // Released even when stopping the fetch threw.
+      await this.close();
+    }
   }
 
   private async completeWhenSettled(timeoutMs: number): Promise<void> {
