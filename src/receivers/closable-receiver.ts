@@ -27,7 +27,7 @@ export class ClosableReceiver<T> extends Receiver<T> {
     }
     const session = this.open(sink);
     // Ended subscriptions are forgotten here, so a receiver subscribed again and again holds only live ones.
-    for (const open of this.sessions) if (open.ended) this.sessions.delete(open);
+    for (const earlier of this.sessions) if (earlier.ended) this.sessions.delete(earlier);
     this.sessions.add(session);
     return session;
   }
@@ -35,7 +35,8 @@ export class ClosableReceiver<T> extends Receiver<T> {
   /**
    * Stops intake on every subscription, lets delivered messages settle (up to the close timeout;
    * queued ones that have not started are left for redelivery), completes the outputs and closes the
-   * transport. Resolves once everything is closed; safe to call more than once.
+   * transport. Resolves once everything is closed (rejects with a transport's close error); safe to
+   * call more than once.
    */
   close(): Promise<void> {
     if (this.closing === null) {
