@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   let handled = 0;
   const subscription = fromJetStream({
     consumer: await js.consumers.get('EXAMPLE_READINGS', 'thermostat'),
-    onFailed: { nakDelayMs: 2000 },
+    onFailed: { redeliverAfterMs: 2000 },
   })
     .pipe(
       keyedDispatch({

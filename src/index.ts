@@ -29,9 +29,12 @@ export {
   type SettledListener,
   type Settlement,
 } from './receiver';
+export { ClosableReceiver } from './receivers/closable-receiver';
+export type { FailedAction } from './receivers/failed-action';
 export { fromAsyncIterable } from './receivers/from-async-iterable';
 export { fromIterable } from './receivers/from-iterable';
 export { LocalBus, LocalBusClosedError } from './receivers/local-bus';
+export { NOTHING, PullSession } from './receivers/pull-session';
 export {
   type AnyRuntimeComponent,
   type ComponentStopReport,

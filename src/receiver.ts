@@ -30,8 +30,13 @@ export interface ReceiverSession<T> {
   request(n: number): void;
   /** `message`'s handler finished: acknowledge it (`done`) or report the failure (`failed`). */
   settle(message: T, outcome: Settlement, error?: unknown): void;
-  /** Stops delivery. Messages not settled stay unacknowledged, so a transport redelivers them. */
-  cancel(): void;
+  /**
+   * Stops delivery. Messages not settled stay unacknowledged, so a transport redelivers them; they may
+   * still be settled after it. A transport that closes asynchronously returns a promise of its close,
+   * which the runtime awaits within its stop deadline; other callers ignore it, so it must never
+   * become an unhandled rejection (`PullSession` handles that).
+   */
+  cancel(): void | Promise<void>;
 }
 
 /** Anything `keyedDispatch` can pull from. */
@@ -68,6 +73,21 @@ export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
   }
 
   abstract [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T>;
+}
+
+/** A receiver whose every subscription opens its session with `open`. */
+export function createReceiver<T>(open: (sink: ReceiverSink<T>) => ReceiverSession<T>): Receiver<T> {
+  return new OpenedBy(open);
+}
+
+class OpenedBy<T> extends Receiver<T> {
+  constructor(private readonly open: (sink: ReceiverSink<T>) => ReceiverSession<T>) {
+    super();
+  }
+
+  [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
+    return this.open(sink);
+  }
 }
 
 /** Optional hook of the built-in receivers: told each message's outcome (e.g. to acknowledge it). */

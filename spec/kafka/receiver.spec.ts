@@ -1,5 +1,5 @@
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
-import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
+import { DispatchStats, keyedDispatch, retryPolicy } from 'keyed-dispatch';
 import {
   fromKafka,
   type KafkaMessage,
@@ -238,6 +238,43 @@ describe('KafkaReceiver with a real broker', () => {
     expect(committed).toEqual(end);
   });
 
+  it.each([
+    ['redeliver', 'stops commits below it, so it is delivered again', '1'],
+    ['ack', 'lets commits pass it', '3'],
+  ] as const)(
+    "onFailed '%s': a message the failure policy gave up on is settled as failed, told to onSettled, and %s",
+    async (onFailed, _, committedAfter) => {
+      const topic = await topicWith(1, 3, 3); // offsets 0..2, keys k0..k2
+      const groupId = unique('group');
+      const outcomes: string[] = [];
+      const all = counter(3);
+      const { receiver } = receiverOf(groupId, topic, {
+        onFailed,
+        onSettled: (m, outcome) => {
+          outcomes.push(`${m.offset}:${outcome}`);
+          all.add();
+        },
+      });
+      const output = lastValueFrom(
+        receiver.pipe(
+          keyedDispatch<KafkaMessage, string, void>({
+            key: kafkaKey,
+            onFailure: retryPolicy({ maxAttempts: 1 }),
+            handle: async (m) => {
+              if (m.offset === '1') throw new Error('boom');
+            },
+          }),
+        ),
+        { defaultValue: undefined },
+      );
+      await all.done.promise;
+      await receiver.close();
+      await output;
+      expect(outcomes.sort()).toEqual(['0:done', '1:failed', '2:done']);
+      expect((await offsets(client, groupId, topic)).committed.get(0)).toBe(committedAfter);
+    },
+  );
+
   it('rejects invalid options, naming the option, the value and its type', () => {
     const adapter = kafkajsAdapter(client.consumer({ groupId: 'unused' }), { topics: ['t'] });
     expect(() => new KafkaReceiver(adapter, { prefetch: 0 })).toThrow(
@@ -245,6 +282,12 @@ describe('KafkaReceiver with a real broker', () => {
     );
     expect(() => new KafkaReceiver(adapter, { commitIntervalMs: 1.5 })).toThrow(
       'KafkaReceiver: expected `commitIntervalMs` to be an integer >= 1, got 1.5 (number)',
+    );
+    expect(() => new KafkaReceiver(adapter, { onFailed: 'nak' as never })).toThrow(
+      "KafkaReceiver: expected `onFailed` to be 'redeliver' or 'ack', got 'nak' (string)",
+    );
+    expect(() => new KafkaReceiver(adapter, { onSettled: 1 as never })).toThrow(
+      'KafkaReceiver: expected `onSettled` to be a function, got 1 (number)',
     );
     expect(() => kafkajsAdapter(client.consumer({ groupId: 'unused' }), { topics: [] })).toThrow('`topics`');
   });

@@ -4,6 +4,7 @@ import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromJetStream, type JetStreamMessage } from 'keyed-dispatch/nats';
 import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
+import { closeWhileRunning } from '../support/close-while-running';
 import { deferred } from '../support/scripted-receiver';
 
 /** Stream and subject names unique to this run, so reruns start clean. */
@@ -183,7 +184,8 @@ describe('fromJetStream', () => {
     expect(info.num_pending).toBe(0);
   }, 30_000);
   it.each([
-    ['nak', 'redelivers it at once', { seq: 1, data: 'boom', deliveryCount: 2 }],
+    ['redeliver', 'redelivers it at once', { seq: 1, data: 'boom', deliveryCount: 2 }],
+    ['ack', 'takes it as done', { seq: 2, data: 'after', deliveryCount: 1 }],
     ['term', 'never redelivers it', { seq: 2, data: 'after', deliveryCount: 1 }],
   ] as const)(
     "onFailed '%s': a message whose handler failed is settled as failed, and the server %s",
@@ -211,7 +213,7 @@ describe('fromJetStream', () => {
         }),
       );
       await expect(lastValueFrom(failing)).rejects.toThrow('boom');
-      // Told once the nak or term was sent.
+      // Told once the nak, ack or term was sent.
       expect(await settled.promise).toBe('boom:failed');
       await nc.flush();
 
@@ -226,4 +228,41 @@ describe('fromJetStream', () => {
     },
     30_000,
   );
+
+  it('close() stops fetching, lets running messages finish and be acknowledged, leaves queued ones for redelivery, and completes', async () => {
+    const { stream, prefix } = await streamWithConsumer('close', 30_000);
+    await publish(prefix, 4, 5);
+    const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+    const settled: number[] = [];
+    const receiver = fromJetStream({ consumer, expiresMs: 1000, onSettled: (m) => settled.push(m.seq) });
+    const { handled, closed } = await closeWhileRunning(
+      receiver,
+      (m) => m.subject,
+      (m) => m.seq,
+    );
+    await nc.flush();
+
+    // 8 admitted over 4 subjects: the first of each ran and was acknowledged; the 4 queued behind them
+    // were given back unacknowledged, for redelivery after ack_wait.
+    expect(handled.sort()).toEqual(settled.sort());
+    expect(handled).toHaveLength(4);
+    expect((await jsm.consumers.info(stream, DURABLE)).num_ack_pending).toBe(4);
+    expect(receiver.close()).toBe(closed);
+  }, 30_000);
+
+  it('rejects invalid options, naming the option, the value and its type, and still takes the earlier onFailed names', async () => {
+    const { stream } = await streamWithConsumer('options', 30_000);
+    const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+    expect(() => fromJetStream({ consumer, onFailed: 'drop' as never })).toThrow(
+      "fromJetStream: expected `onFailed` to be 'redeliver', 'ack', 'term' or { redeliverAfterMs }, got 'drop' (string)",
+    );
+    expect(() => fromJetStream({ consumer, onFailed: { redeliverAfterMs: -1 } })).toThrow(
+      'fromJetStream: expected `onFailed.redeliverAfterMs` to be an integer >= 0, got -1 (number)',
+    );
+    expect(() => fromJetStream({ consumer, closeTimeoutMs: 1.5 })).toThrow(
+      'fromJetStream: expected `closeTimeoutMs` to be an integer >= 0, got 1.5 (number)',
+    );
+    expect(() => fromJetStream({ consumer, onFailed: 'nak' })).not.toThrow();
+    expect(() => fromJetStream({ consumer, onFailed: { nakDelayMs: 100 } })).not.toThrow();
+  });
 });

@@ -3,6 +3,7 @@ import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromRedisStreams, type RedisStreamMessage, StreamPartitions } from 'keyed-dispatch/redis';
 import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
+import { closeWhileRunning } from '../support/close-while-running';
 import { deferred } from '../support/scripted-receiver';
 
 /** Stream names unique to this run, so reruns start clean. */
@@ -190,7 +191,7 @@ describe('fromRedisStreams', () => {
   }, 30_000);
   it.each([
     [
-      'pending',
+      'redeliver',
       'leaves it pending, claimed and delivered again before its key goes on',
       1,
       { data: 'boom', deliveryCount: 2 },
@@ -244,4 +245,41 @@ describe('fromRedisStreams', () => {
     },
     30_000,
   );
+
+  it('close() stops reading, lets running entries finish and be acknowledged, leaves queued ones pending, and completes', async () => {
+    const partitions = new StreamPartitions(`${RUN}-close`, 1);
+    await publish(partitions, 4, 5);
+    const streams = partitions.names();
+    const settled: string[] = [];
+    const receiver = fromRedisStreams({
+      redis,
+      streams,
+      group: GROUP,
+      consumer: 'closing',
+      onSettled: (m) => settled.push(m.id),
+    });
+    const { handled, closed } = await closeWhileRunning(
+      receiver,
+      (m) => m.key,
+      (m) => m.id,
+    );
+
+    // 8 admitted over 4 keys: the first of each ran and was acknowledged (its XACK answered before
+    // close() resolved); the 4 queued behind them stay pending, to be claimed again.
+    expect(handled.sort()).toEqual(settled.sort());
+    expect(handled).toHaveLength(4);
+    expect((await pendingByConsumer(streams)).get('closing')).toBe(4);
+    expect(receiver.close()).toBe(closed);
+  }, 30_000);
+
+  it('rejects invalid options, naming the option, the value and its type, and still takes the earlier onFailed name', () => {
+    const options = { redis, streams: ['s'], group: GROUP, consumer: 'c' };
+    expect(() => fromRedisStreams({ ...options, onFailed: 'drop' as never })).toThrow(
+      "fromRedisStreams: expected `onFailed` to be 'redeliver' or 'ack', got 'drop' (string)",
+    );
+    expect(() => fromRedisStreams({ ...options, closeTimeoutMs: -1 })).toThrow(
+      'fromRedisStreams: expected `closeTimeoutMs` to be an integer >= 0, got -1 (number)',
+    );
+    expect(() => fromRedisStreams({ ...options, onFailed: 'pending' })).not.toThrow();
+  });
 });

@@ -27,7 +27,7 @@ export class ManualReceiver<T> extends Receiver<T> {
 
   constructor(
     /** Replaces the cancellation: throws, or returns a promise of the transport's close. */
-    private readonly onCancel: () => unknown = () => undefined,
+    private readonly onCancel: () => void | Promise<void> = () => undefined,
   ) {
     super();
   }
@@ -57,7 +57,7 @@ export class ManualReceiver<T> extends Receiver<T> {
       },
       cancel: () => {
         this.cancelled = true;
-        return this.onCancel() as undefined;
+        return this.onCancel();
       },
     };
   }

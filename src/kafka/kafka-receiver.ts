@@ -4,9 +4,12 @@ import {
   Receiver,
   type ReceiverSession,
   type ReceiverSink,
+  type SettledListener,
   type Settlement,
 } from '../receiver';
-import { integerOption, optionsObject } from '../validate';
+import { type FailedAction, failedActionOption } from '../receivers/failed-action';
+import { NOTHING, PullSession } from '../receivers/pull-session';
+import { functionOption, integerOption, optionsObject } from '../validate';
 import type {
   KafkaConsumerAdapter,
   KafkaConsumerListener,
@@ -34,6 +37,15 @@ export interface KafkaReceiverOptions {
    * partition may land while pausing (bounded by the client's max bytes per partition).
    */
   prefetch?: number;
+  /**
+   * What a `failed` settlement does (see `FailedAction`): `'redeliver'` never counts the message as
+   * finished, so commits stop below it and it is delivered again after a rebalance or restart; `'ack'`
+   * counts it as finished (the failure policy has dealt with it, e.g. dead-lettered it), so commits go
+   * past it. Default `'redeliver'`.
+   */
+  onFailed?: FailedAction;
+  /** Told each message's outcome once it is recorded for the next commit. */
+  onSettled?: SettledListener<KafkaMessage>;
 }
 
 interface ResolvedOptions {
@@ -41,6 +53,8 @@ interface ResolvedOptions {
   revokeTimeoutMs: number;
   closeTimeoutMs: number;
   prefetch: number;
+  onFailed: FailedAction;
+  onSettled: SettledListener<KafkaMessage> | undefined;
 }
 
 function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
@@ -50,6 +64,11 @@ function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
     revokeTimeoutMs: integerOption('KafkaReceiver', 'revokeTimeoutMs', options.revokeTimeoutMs, 5000, 0),
     closeTimeoutMs: integerOption('KafkaReceiver', 'closeTimeoutMs', options.closeTimeoutMs, 30000, 0),
     prefetch: integerOption('KafkaReceiver', 'prefetch', options.prefetch, 1000, 1),
+    onFailed: failedActionOption('KafkaReceiver', options.onFailed, ['redeliver', 'ack']),
+    onSettled:
+      options.onSettled === undefined
+        ? undefined
+        : functionOption('KafkaReceiver', 'onSettled', options.onSettled),
   };
 }
 
@@ -62,11 +81,10 @@ function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
  */
 export class KafkaReceiver extends Receiver<KafkaMessage> {
   private readonly options: ResolvedOptions;
-  /** The one subscription; null before it and after it ended. */
+  /** The one subscription; null before it. */
   private session: KafkaSession | null = null;
-  private opened = false;
-  /** Settles when the subscription has committed and left the group. */
-  private ended: Promise<void> | null = null;
+  /** `close()` before any subscription: the consumer leaves without having joined. */
+  private closedUnopened: Promise<void> | null = null;
 
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
@@ -77,19 +95,16 @@ export class KafkaReceiver extends Receiver<KafkaMessage> {
   }
 
   [openReceiver](sink: ReceiverSink<KafkaMessage>): ReceiverSession<KafkaMessage> {
-    if (this.opened) {
+    if (this.session !== null || this.closedUnopened !== null) {
       const error = new Error(
         'KafkaReceiver: a receiver is subscribed once (its consumer joins its group once)',
       );
       queueMicrotask(() => sink.error(error));
       return { request() {}, settle() {}, cancel() {} };
     }
-    this.opened = true;
-    const session = new KafkaSession(this.adapter, sink, this.options);
-    this.session = session;
-    this.ended = session.ended;
-    session.start();
-    return session;
+    this.session = new KafkaSession(this.adapter, sink, this.options);
+    this.session.start();
+    return this.session;
   }
 
   /** Commits the finished positions now. Resolves when the commit is done (no-op when not subscribed). */
@@ -99,23 +114,19 @@ export class KafkaReceiver extends Receiver<KafkaMessage> {
 
   /**
    * Graceful stop: stops intake (queued messages are dropped unacknowledged), waits up to
-   * `closeTimeoutMs` for running messages, commits, completes the receiver's output and leaves the
+   * `closeTimeoutMs` for running messages, completes the receiver's output, commits and leaves the
    * group. Resolves once the consumer is disconnected. Safe to call more than once, and after the
    * subscription has ended.
    */
   close(): Promise<void> {
-    if (this.session !== null) return this.session.close(this.options.closeTimeoutMs);
-    if (this.ended !== null) return this.ended;
-    this.opened = true;
-    this.ended = this.adapter.close();
-    return this.ended;
+    if (this.session !== null) return this.session.closeGracefully(this.options.closeTimeoutMs);
+    this.closedUnopened ??= this.adapter.close();
+    return this.closedUnopened;
   }
 }
 
-/** One subscription: demand, partition trackers, commits. */
-class KafkaSession implements ReceiverSession<KafkaMessage>, KafkaConsumerListener {
-  /** Requested and not yet delivered. */
-  private demand = 0;
+/** One subscription: partition trackers feeding the demand, and commits. */
+class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerListener {
   /** Trackers of the current assignment by `topic:partition`. */
   private readonly live = new Map<string, PartitionTracker>();
   /** Revoked trackers still waiting for running messages before their final commit. */
@@ -126,23 +137,15 @@ class KafkaSession implements ReceiverSession<KafkaMessage>, KafkaConsumerListen
   private readonly committed = new Map<string, bigint>();
   /** Commits run one after another, so a later position never lands before an earlier one. */
   private commits: Promise<void> = Promise.resolve();
-  /** True while delivering: a re-entrant request only adds demand. */
-  private delivering = false;
-  /** Intake stopped (close, cancel or failure): nothing more is delivered. */
-  private stopped = false;
-  private closing: Promise<void> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
-  private resolveEnded!: () => void;
-  /** Settles once this subscription has committed and the consumer has left the group. */
-  readonly ended = new Promise<void>((resolve) => {
-    this.resolveEnded = resolve;
-  });
 
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
-    private readonly sink: ReceiverSink<KafkaMessage>,
+    sink: ReceiverSink<KafkaMessage>,
     private readonly options: ResolvedOptions,
-  ) {}
+  ) {
+    super(sink, options.onSettled);
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.commitAll(), this.options.commitIntervalMs);
@@ -150,27 +153,65 @@ class KafkaSession implements ReceiverSession<KafkaMessage>, KafkaConsumerListen
     this.adapter.start(this).catch((err) => this.failed(err));
   }
 
-  // ReceiverSession
-  request(n: number): void {
-    this.demand += n;
-    this.deliver();
+  // PullSession
+
+  /** The next buffered message, one partition after another. */
+  protected override take(): KafkaMessage | typeof NOTHING {
+    for (let tracker = this.ready.shift(); tracker !== undefined; tracker = this.ready.shift()) {
+      tracker.queued = false;
+      if (tracker.revoked) continue;
+      const message = tracker.buffer.shift() as TrackedKafkaMessage;
+      tracker.inFlight++;
+      if (tracker.buffer.size > 0) {
+        tracker.queued = true;
+        this.ready.push(tracker);
+      }
+      if (tracker.paused && tracker.buffer.size <= this.options.prefetch >> 1) {
+        tracker.paused = false;
+        this.adapter.resume([tracker]);
+      }
+      return message;
+    }
+    return NOTHING;
   }
 
-  settle(message: KafkaMessage, outcome: Settlement): void {
+  protected override acknowledge(message: KafkaMessage, outcome: Settlement): void {
     const m = message as TrackedKafkaMessage;
-    // A failed message is never finished: the partition's commit stops below it until it is redelivered.
-    if (outcome === 'done') m.tracker.finish(m.seq);
+    // A message not finished holds the partition's commit below it until it is redelivered.
+    if (outcome === 'done' || this.options.onFailed === 'ack') m.tracker.finish(m.seq);
     m.tracker.release();
   }
 
-  cancel(): void {
-    if (this.stopped) return;
-    // Running handlers were cancelled with the subscription: commit what finished and leave.
-    this.stopIntake();
-    this.closing = this.shutdown(0, false);
+  /** Discarded messages are released from their trackers, so a revoke does not wait for them. */
+  protected override discard(matches: (message: KafkaMessage) => boolean): KafkaMessage[] {
+    const discarded = super.discard(matches);
+    for (const m of discarded) (m as TrackedKafkaMessage).tracker.release();
+    return discarded;
+  }
+
+  protected override stopFetching(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    const trackers = [...this.live.values()];
+    for (const tracker of trackers) {
+      tracker.revoked = true;
+      tracker.buffer.clear();
+      this.draining.add(tracker);
+    }
+    this.live.clear();
+    this.ready.clear();
+    if (trackers.length > 0) this.adapter.pause(trackers);
+    this.discard(isRevoked);
+  }
+
+  /** Commits what finished (after a graceful close, everything that settled) and leaves the group. */
+  protected override async close(): Promise<void> {
+    await this.commitAll();
+    await this.adapter.close();
   }
 
   // KafkaConsumerListener
+
   batch(topic: string, partition: number, records: readonly KafkaRecord[]): void {
     if (this.stopped || records.length === 0) return;
     const id = `${topic}:${partition}`;
@@ -188,7 +229,7 @@ class KafkaSession implements ReceiverSession<KafkaMessage>, KafkaConsumerListen
       tracker.queued = true;
       this.ready.push(tracker);
     }
-    this.deliver();
+    this.drain();
     if (!tracker.paused && tracker.buffer.size >= this.options.prefetch) {
       tracker.paused = true;
       this.adapter.pause([tracker]);
@@ -208,38 +249,7 @@ class KafkaSession implements ReceiverSession<KafkaMessage>, KafkaConsumerListen
   }
 
   failed(error: unknown): void {
-    if (this.stopped) return;
-    this.stopIntake();
-    this.sink.error(error);
-    this.closing = this.shutdown(0, false);
-  }
-
-  /** Hands buffered messages to the sink while there is demand, one partition after another. */
-  private deliver(): void {
-    if (this.delivering) return;
-    this.delivering = true;
-    try {
-      while (this.demand > 0 && !this.stopped) {
-        const tracker = this.ready.shift();
-        if (tracker === undefined) break;
-        tracker.queued = false;
-        if (tracker.revoked) continue;
-        const message = tracker.buffer.shift() as TrackedKafkaMessage;
-        this.demand--;
-        tracker.inFlight++;
-        if (tracker.buffer.size > 0) {
-          tracker.queued = true;
-          this.ready.push(tracker);
-        }
-        if (tracker.paused && tracker.buffer.size <= this.options.prefetch >> 1) {
-          tracker.paused = false;
-          this.adapter.resume([tracker]);
-        }
-        this.sink.next(message);
-      }
-    } finally {
-      this.delivering = false;
-    }
+    this.fail(error);
   }
 
   /** Stops admitting every tracked partition, drops their queued messages, then drains and commits them. */
@@ -251,19 +261,13 @@ class KafkaSession implements ReceiverSession<KafkaMessage>, KafkaConsumerListen
       tracker.revoked = true;
       tracker.buffer.clear();
     }
-    this.discardRevoked();
+    this.discard(isRevoked);
     for (const tracker of revoked) this.draining.add(tracker);
-    void this.drain(revoked, this.options.revokeTimeoutMs);
-  }
-
-  /** Removes queued, not started messages of revoked partitions from the mailboxes; never settled. */
-  private discardRevoked(): void {
-    const discarded = this.sink.discard((m) => (m as TrackedKafkaMessage).tracker.revoked);
-    for (const m of discarded) (m as TrackedKafkaMessage).tracker.release();
+    void this.commitWhenIdle(revoked, this.options.revokeTimeoutMs);
   }
 
   /** Waits up to `timeoutMs` for the trackers' running messages, then commits their positions. */
-  private async drain(trackers: PartitionTracker[], timeoutMs: number): Promise<void> {
+  private async commitWhenIdle(trackers: PartitionTracker[], timeoutMs: number): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       Promise.all(trackers.map((t) => t.idle())),
@@ -313,39 +317,7 @@ class KafkaSession implements ReceiverSession<KafkaMessage>, KafkaConsumerListen
     this.commits = next;
     return next;
   }
-
-  /** Graceful stop (see `KafkaReceiver.close`). */
-  close(timeoutMs: number): Promise<void> {
-    if (this.closing !== null) return this.closing;
-    this.stopIntake();
-    this.closing = this.shutdown(timeoutMs, true);
-    return this.closing;
-  }
-
-  private stopIntake(): void {
-    this.stopped = true;
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
-    const trackers = [...this.live.values()];
-    for (const tracker of trackers) {
-      tracker.revoked = true;
-      tracker.buffer.clear();
-      this.draining.add(tracker);
-    }
-    this.live.clear();
-    this.ready.clear();
-    if (trackers.length > 0) this.adapter.pause(trackers);
-  }
-
-  /** Waits (bounded) for running messages, commits, completes the output if asked, and leaves the group. */
-  private async shutdown(timeoutMs: number, complete: boolean): Promise<void> {
-    try {
-      this.discardRevoked();
-      await this.drain([...this.draining], timeoutMs);
-      if (complete) this.sink.complete();
-    } finally {
-      await this.adapter.close().catch(() => undefined);
-      this.resolveEnded();
-    }
-  }
 }
+
+/** Queued messages of revoked (or closing) partitions: never started, so left for redelivery. */
+const isRevoked = (m: KafkaMessage): boolean => (m as TrackedKafkaMessage).tracker.revoked;

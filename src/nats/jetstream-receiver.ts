@@ -1,21 +1,23 @@
 import type { Consumer, ConsumerMessages } from '@nats-io/jetstream';
-import {
-  openReceiver,
-  Receiver,
-  type ReceiverSession,
-  type ReceiverSink,
-  type SettledListener,
-  type Settlement,
-} from '../receiver';
+import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
+import { ClosableReceiver } from '../receivers/closable-receiver';
+import { type FailedAction, failedActionOption } from '../receivers/failed-action';
+import { PullSession } from '../receivers/pull-session';
 import { describe, functionOption, integerOption, optionsObject } from '../validate';
 import { type JetStreamMessage, toMessage } from './message';
 
 /**
- * What a `failed` settlement does: `'nak'` asks for redelivery at once, `{ nakDelayMs }` after that
- * delay, `'term'` tells the server never to redeliver the message. Redelivery stops at the consumer's
- * `max_deliver` either way.
+ * What a `failed` settlement does (see `FailedAction`): `'redeliver'` naks it, so it is redelivered at
+ * once; `{ redeliverAfterMs }` naks it with that delay; `'ack'` acknowledges it (the failure policy has
+ * dealt with it); `'term'` tells the server never to redeliver it. Redelivery stops at the consumer's
+ * `max_deliver`. The earlier names `'nak'` and `{ nakDelayMs }` are still accepted.
  */
-export type JetStreamFailedAction = 'nak' | 'term' | { nakDelayMs: number };
+export type JetStreamFailedAction =
+  | FailedAction
+  | 'term'
+  | { redeliverAfterMs: number }
+  | 'nak'
+  | { nakDelayMs: number };
 
 /** Options of `fromJetStream`. Invalid values throw a `TypeError` naming the option. */
 export interface JetStreamOptions {
@@ -30,7 +32,9 @@ export interface JetStreamOptions {
    * minimum). Default 5000.
    */
   expiresMs?: number;
-  /** What a `failed` settlement does. Default `'nak'`. */
+  /** How long `close()` waits for delivered messages to settle. Integer ≥ 0 ms. Default 30000. */
+  closeTimeoutMs?: number;
+  /** What a `failed` settlement does: `'redeliver'`, `{ redeliverAfterMs }`, `'ack'` or `'term'`. Default `'redeliver'`. */
   onFailed?: JetStreamFailedAction;
   /** Told each message's outcome after it was acknowledged (`ack`, `nak` or `term` sent). */
   onSettled?: SettledListener<JetStreamMessage>;
@@ -39,6 +43,7 @@ export interface JetStreamOptions {
 interface ResolvedOptions {
   consumer: Consumer;
   expiresMs: number;
+  closeTimeoutMs: number;
   fail: (message: JetStreamMessage) => void;
   onSettled: SettledListener<JetStreamMessage> | undefined;
 }
@@ -46,10 +51,12 @@ interface ResolvedOptions {
 /**
  * A receiver over a JetStream pull consumer. Each fetch asks for exactly the free window, one fetch at a
  * time (so messages are delivered in the order the server sends them); each message is acknowledged
- * after its handler completed, and a failed one is nak'ed or terminated per `onFailed`.
+ * after its handler completed, and a failed one is handled per `onFailed`. `close()` stops fetching,
+ * lets delivered messages settle and completes.
  */
-export function fromJetStream(options: JetStreamOptions): Receiver<JetStreamMessage> {
-  return new JetStreamReceiver(resolveOptions(options));
+export function fromJetStream(options: JetStreamOptions): ClosableReceiver<JetStreamMessage> {
+  const resolved = resolveOptions(options);
+  return new ClosableReceiver((sink) => new JetStreamSession(resolved, sink), resolved.closeTimeoutMs);
 }
 
 function resolveOptions(options: JetStreamOptions): ResolvedOptions {
@@ -64,6 +71,7 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
   return {
     consumer: options.consumer,
     expiresMs: integerOption(owner, 'expiresMs', options.expiresMs, 5000, 1000),
+    closeTimeoutMs: integerOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
     fail: failedAction(owner, options.onFailed),
     onSettled:
       options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled),
@@ -71,97 +79,59 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
 }
 
 function failedAction(owner: string, action: unknown): (message: JetStreamMessage) => void {
-  if (action === undefined || action === 'nak') return (m) => m.msg.nak();
-  if (action === 'term') return (m) => m.msg.term();
   if (action !== null && typeof action === 'object') {
-    const delay = integerOption(
-      owner,
-      'onFailed.nakDelayMs',
-      (action as { nakDelayMs?: unknown }).nakDelayMs,
-      -1,
-      0,
-    );
-    if (delay >= 0) return (m) => m.msg.nak(delay);
+    const delay = 'nakDelayMs' in action ? 'nakDelayMs' : 'redeliverAfterMs';
+    const ms = integerOption(owner, `onFailed.${delay}`, (action as Record<string, unknown>)[delay], -1, 0);
+    if (ms >= 0) return (m) => m.msg.nak(ms);
   }
-  throw new TypeError(
-    `${owner}: expected \`onFailed\` to be 'nak', 'term' or { nakDelayMs }, got ${describe(action)}`,
+  const name = failedActionOption(
+    owner,
+    action,
+    ['redeliver', 'ack', 'term'],
+    { nak: 'redeliver' },
+    '{ redeliverAfterMs }',
   );
-}
-
-class JetStreamReceiver extends Receiver<JetStreamMessage> {
-  constructor(private readonly options: ResolvedOptions) {
-    super();
-  }
-
-  [openReceiver](sink: ReceiverSink<JetStreamMessage>): ReceiverSession<JetStreamMessage> {
-    const session = new JetStreamSession(this.options, sink);
-    void session.run();
-    return session;
-  }
+  if (name === 'ack') return (m) => m.msg.ack();
+  if (name === 'term') return (m) => m.msg.term();
+  return (m) => m.msg.nak();
 }
 
 /** One subscription: a loop of fetches sized to the demand, plus acknowledgements. */
-class JetStreamSession implements ReceiverSession<JetStreamMessage> {
-  /** Requested and not yet delivered. A fetch asks for all of it; it only grows while one runs. */
-  private demand = 0;
-  private stopped = false;
-  /** The fetch under way, closed on cancellation. */
+class JetStreamSession extends PullSession<JetStreamMessage> {
+  /** The fetch under way, closed when intake stops. */
   private batch: ConsumerMessages | null = null;
-  /** Ends the loop's wait for demand (new demand, cancellation). */
-  private wakeUp: (() => void) | null = null;
 
   constructor(
     private readonly options: ResolvedOptions,
-    private readonly sink: ReceiverSink<JetStreamMessage>,
-  ) {}
-
-  request(n: number): void {
-    this.demand += n;
-    this.wakeUp?.();
+    sink: ReceiverSink<JetStreamMessage>,
+  ) {
+    super(sink, options.onSettled);
+    this.runLoop(() => this.fetchLoop());
   }
 
-  settle(message: JetStreamMessage, outcome: Settlement, error?: unknown): void {
+  protected override acknowledge(message: JetStreamMessage, outcome: Settlement): void {
     if (outcome === 'done') message.msg.ack();
     else this.options.fail(message);
-    this.options.onSettled?.(message, outcome, error);
   }
 
-  cancel(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.wakeUp?.();
+  protected override stopFetching(): void {
     // Messages the fetch still brings are not delivered: unacknowledged, they come again after ack_wait.
     void this.batch?.close();
   }
 
-  async run(): Promise<void> {
-    try {
-      while (!this.stopped) {
-        if (this.demand <= 0) {
-          await new Promise<void>((resolve) => {
-            this.wakeUp = resolve;
-          });
-          this.wakeUp = null;
-          continue;
-        }
-        const batch = await this.options.consumer.fetch({
-          max_messages: Math.min(this.demand, MAX_FETCH),
-          expires: this.options.expiresMs,
-        });
-        this.batch = batch;
-        if (this.stopped) void batch.close();
-        for await (const msg of batch) {
-          // Cancelled: the rest are left unacknowledged (the fetch was closed and ends by itself).
-          if (this.stopped) continue;
-          this.demand--;
-          this.sink.next(toMessage(msg));
-        }
-        this.batch = null;
-      }
-    } catch (err) {
-      if (this.stopped) return;
-      this.stopped = true;
-      this.sink.error(err);
+  /** Fetches what is requested (it only grows while a fetch runs), one fetch at a time. */
+  private async fetchLoop(): Promise<void> {
+    while (await this.whenDemand()) {
+      const batch = await this.options.consumer.fetch({
+        max_messages: Math.min(this.demand, MAX_FETCH),
+        expires: this.options.expiresMs,
+      });
+      this.batch = batch;
+      // Intake stopped while the fetch was being set up: close it here, as `stopFetching` had none to close.
+      if (this.stopped) void batch.close();
+      // Refused once intake stopped; the closed fetch then ends by itself.
+      for await (const msg of batch) this.deliver(toMessage(msg));
+      this.batch = null;
     }
   }
 }

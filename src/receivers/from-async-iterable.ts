@@ -1,11 +1,11 @@
 import {
-  openReceiver,
-  Receiver,
+  createReceiver,
+  type Receiver,
   type ReceiverOptions,
-  type ReceiverSession,
   type ReceiverSink,
   type SettledListener,
 } from '../receiver';
+import { PullSession } from './pull-session';
 
 /**
  * A receiver over an async iterable — an async generator, or a Node `Readable` in object mode. It
@@ -17,64 +17,41 @@ export function fromAsyncIterable<T>(
   iterable: AsyncIterable<T>,
   options: ReceiverOptions<T> = {},
 ): Receiver<T> {
-  return new AsyncIterableReceiver(iterable, options.onSettled);
+  return createReceiver(
+    (sink) => new AsyncIterableSession(iterable[Symbol.asyncIterator](), sink, options.onSettled),
+  );
 }
 
-class AsyncIterableReceiver<T> extends Receiver<T> {
+/** One subscription: a loop that calls `next()` once per unit of demand, never two calls at once. */
+class AsyncIterableSession<T> extends PullSession<T> {
+  /** The iterator has ended: nothing to return on close. */
+  private exhausted = false;
+
   constructor(
-    private readonly iterable: AsyncIterable<T>,
-    private readonly onSettled: SettledListener<T> | undefined,
+    private readonly iterator: AsyncIterator<T>,
+    sink: ReceiverSink<T>,
+    onSettled: SettledListener<T> | undefined,
   ) {
-    super();
+    super(sink, onSettled);
+    this.runLoop(() => this.pull());
   }
 
-  [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
-    const iterator = this.iterable[Symbol.asyncIterator]();
-    const onSettled = this.onSettled;
-    /** Requested and not yet delivered. */
-    let demand = 0;
-    /** True while a `next()` call is pending: never two at once. */
-    let pulling = false;
-    /** The iterator ended, failed or was cancelled. */
-    let stopped = false;
-    const pull = async () => {
-      if (pulling) return;
-      pulling = true;
-      try {
-        while (demand > 0 && !stopped) {
-          const step = await iterator.next();
-          if (stopped) return;
-          if (step.done) {
-            stopped = true;
-            sink.complete();
-            return;
-          }
-          demand--;
-          sink.next(step.value);
-        }
-      } catch (err) {
-        if (!stopped) {
-          stopped = true;
-          sink.error(err);
-        }
-      } finally {
-        pulling = false;
+  private async pull(): Promise<void> {
+    while (await this.whenDemand()) {
+      const step = await this.iterator.next();
+      if (step.done) {
+        this.exhausted = true;
+        this.complete();
+        return;
       }
-    };
-    return {
-      request(n) {
-        demand += n;
-        void pull();
-      },
-      settle(message, outcome, error) {
-        onSettled?.(message, outcome, error);
-      },
-      cancel() {
-        if (stopped) return;
-        stopped = true;
-        // Ends the source (a Readable is destroyed); a rejection here has nobody left to tell.
-        iterator.return?.().catch(() => undefined);
-      },
-    };
+      // Refused once cancelled: the item is dropped with the rest of the source.
+      this.deliver(step.value);
+    }
+  }
+
+  protected override close(): void {
+    // Ends the source (a Readable is destroyed). Not awaited: behind a `next()` that never settles, the
+    // return would wait forever, and a cancellation must not; a rejection has nobody left to tell.
+    if (!this.exhausted) this.iterator.return?.().catch(() => undefined);
   }
 }

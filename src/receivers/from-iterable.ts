@@ -1,74 +1,49 @@
 import {
-  openReceiver,
-  Receiver,
+  createReceiver,
+  type Receiver,
   type ReceiverOptions,
-  type ReceiverSession,
   type ReceiverSink,
   type SettledListener,
 } from '../receiver';
+import { NOTHING, PullSession } from './pull-session';
 
 /**
  * A receiver over a synchronous iterable (an array, a generator): pulls exactly as many items as are
  * requested, so a generator of any length runs in bounded memory.
  */
 export function fromIterable<T>(iterable: Iterable<T>, options: ReceiverOptions<T> = {}): Receiver<T> {
-  return new IterableReceiver(iterable, options.onSettled);
+  return createReceiver((sink) => {
+    const iterator = Array.isArray(iterable) ? arrayCursor<T>(iterable) : iterable[Symbol.iterator]();
+    return new IterableSession(iterator, sink, options.onSettled);
+  });
 }
 
-class IterableReceiver<T> extends Receiver<T> {
+/** One subscription: the iterator, pulled one item per unit of demand. */
+class IterableSession<T> extends PullSession<T> {
+  /** The iterator has ended: nothing to return on close. */
+  private exhausted = false;
+
   constructor(
-    private readonly iterable: Iterable<T>,
-    private readonly onSettled: SettledListener<T> | undefined,
+    private readonly iterator: Iterator<T>,
+    sink: ReceiverSink<T>,
+    onSettled: SettledListener<T> | undefined,
   ) {
-    super();
+    super(sink, onSettled);
   }
 
-  [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
-    const iterator = Array.isArray(this.iterable)
-      ? arrayCursor<T>(this.iterable)
-      : this.iterable[Symbol.iterator]();
-    const onSettled = this.onSettled;
-    /** Requested and not yet delivered. */
-    let demand = 0;
-    /** True while the pull loop is on the stack: a re-entrant request only adds demand. */
-    let pulling = false;
-    /** The iterator ended, failed or was cancelled. */
-    let stopped = false;
-    const pull = () => {
-      if (pulling) return;
-      pulling = true;
-      try {
-        while (demand > 0 && !stopped) {
-          const step = iterator.next();
-          if (step.done) {
-            stopped = true;
-            sink.complete();
-            return;
-          }
-          demand--;
-          sink.next(step.value);
-        }
-      } catch (err) {
-        stopped = true;
-        sink.error(err);
-      } finally {
-        pulling = false;
-      }
-    };
-    return {
-      request(n) {
-        demand += n;
-        pull();
-      },
-      settle(message, outcome, error) {
-        onSettled?.(message, outcome, error);
-      },
-      cancel() {
-        if (stopped) return;
-        stopped = true;
-        iterator.return?.();
-      },
-    };
+  protected override take(): T | typeof NOTHING {
+    const step = this.iterator.next();
+    if (step.done) {
+      this.exhausted = true;
+      this.complete();
+      return NOTHING;
+    }
+    return step.value;
+  }
+
+  protected override close(): void {
+    // Stopped early: lets a generator run its `finally` blocks.
+    if (!this.exhausted) this.iterator.return?.();
   }
 }
 

@@ -1,12 +1,12 @@
 import { RingQueue } from '../internal/ring-queue';
 import {
-  openReceiver,
-  Receiver,
+  createReceiver,
+  type Receiver,
   type ReceiverOptions,
-  type ReceiverSession,
   type ReceiverSink,
   type SettledListener,
 } from '../receiver';
+import { NOTHING, PullSession } from './pull-session';
 
 /** Raised to senders when the bus is closed. */
 export class LocalBusClosedError extends Error {
@@ -52,7 +52,11 @@ export class LocalBus<T> {
 
   /** A receiver of everything sent from now on (plus what waited for a first receiver). */
   receive(options: ReceiverOptions<T> = {}): Receiver<T> {
-    return new BusReceiver(this, options.onSettled);
+    return createReceiver((sink) => {
+      const consumer = new BusConsumer(this, sink, options.onSettled);
+      this.join(consumer);
+      return consumer;
+    });
   }
 
   /** Refuses further sends; receivers complete once they have delivered what was already sent. */
@@ -61,7 +65,7 @@ export class LocalBus<T> {
     this.closed = true;
     for (const pending of this.waiting.toArray()) pending.rejected(new LocalBusClosedError());
     this.waiting.clear();
-    for (const consumer of this.consumers) consumer.close();
+    for (const consumer of this.consumers) consumer.closeAfterQueue();
   }
 
   /** Subscribed receivers right now. */
@@ -72,7 +76,7 @@ export class LocalBus<T> {
   /** @internal */
   join(consumer: BusConsumer<T>): void {
     if (this.closed) {
-      consumer.close();
+      consumer.closeAfterQueue();
       return;
     }
     this.consumers.add(consumer);
@@ -85,103 +89,66 @@ export class LocalBus<T> {
   }
 }
 
-class BusReceiver<T> extends Receiver<T> {
-  constructor(
-    private readonly bus: LocalBus<T>,
-    private readonly onSettled: SettledListener<T> | undefined,
-  ) {
-    super();
-  }
+/** What `offer` returns when the message was admitted in place: one settled promise shared by all. */
+const ADMITTED = Promise.resolve();
 
-  [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
-    const consumer = new BusConsumer(this.bus, sink, this.onSettled);
-    this.bus.join(consumer);
-    return consumer;
-  }
-}
-
-/** One receiver's subscription to the bus: its queue of sent messages and its demand. */
-class BusConsumer<T> implements ReceiverSession<T> {
+/** One receiver's subscription to the bus: its queue of sent messages, delivered against its demand. */
+class BusConsumer<T> extends PullSession<T> {
   /** Sent to this receiver and not yet delivered (no demand yet). */
   private readonly queue = new RingQueue<Pending<T>>();
-  /** Requested and not yet delivered. */
-  private demand = 0;
-  /** True while delivering: a re-entrant request or send only queues. */
-  private delivering = false;
-  private closing = false;
-  private cancelled = false;
+  /** The bus closed: complete once the queue is delivered. */
+  private busClosed = false;
 
   constructor(
     private readonly bus: LocalBus<T>,
-    private readonly sink: ReceiverSink<T>,
-    private readonly onSettled: SettledListener<T> | undefined,
-  ) {}
+    sink: ReceiverSink<T>,
+    onSettled: SettledListener<T> | undefined,
+  ) {
+    super(sink, onSettled);
+  }
 
   offer(message: T): Promise<void> {
-    if (this.demand > 0 && this.queue.size === 0 && !this.delivering) {
-      // Fast path: room in the window right now, admit in place.
-      this.demand--;
-      this.delivering = true;
-      try {
-        this.sink.next(message);
-      } finally {
-        this.delivering = false;
-      }
-      this.flush();
-      return Promise.resolve();
+    // Fast path: room in the window and nothing queued ahead, so it is admitted in place.
+    if (this.queue.size === 0 && this.deliver(message)) {
+      // Sent, or the bus closed, from inside that delivery.
+      if (this.queue.size > 0 || this.busClosed) this.drain();
+      return ADMITTED;
     }
     return new Promise<void>((admitted, rejected) => this.enqueue({ message, admitted, rejected }));
   }
 
   enqueue(pending: Pending<T>): void {
-    if (this.cancelled) {
+    if (this.stopped) {
       pending.rejected(new LocalBusClosedError());
       return;
     }
     this.queue.push(pending);
-    this.flush();
+    this.drain();
   }
 
-  request(n: number): void {
-    this.demand += n;
-    this.flush();
+  /** The bus closed: delivers what is queued, then completes. */
+  closeAfterQueue(): void {
+    this.busClosed = true;
+    this.drain();
   }
 
-  settle(message: T, outcome: 'done' | 'failed', error?: unknown): void {
-    this.onSettled?.(message, outcome, error);
+  protected override take(): T | typeof NOTHING {
+    const pending = this.queue.shift();
+    if (pending === undefined) return NOTHING;
+    pending.admitted();
+    return pending.message;
   }
 
-  cancel(): void {
-    if (this.cancelled) return;
-    this.cancelled = true;
+  protected override drain(): void {
+    super.drain();
+    // From inside a delivery, the delivery under way completes it once it is over.
+    if (this.busClosed && this.queue.size === 0 && !this.delivering) this.complete();
+  }
+
+  protected override close(): void {
     this.bus.leave(this);
     // Senders waiting on this receiver are released with an error: it will never admit their messages.
     for (let p = this.queue.shift(); p !== undefined; p = this.queue.shift())
       p.rejected(new LocalBusClosedError());
-  }
-
-  close(): void {
-    this.closing = true;
-    this.flush();
-  }
-
-  private flush(): void {
-    if (this.delivering || this.cancelled) return;
-    this.delivering = true;
-    try {
-      while (this.demand > 0 && this.queue.size > 0 && !this.cancelled) {
-        const pending = this.queue.shift() as Pending<T>;
-        this.demand--;
-        this.sink.next(pending.message);
-        pending.admitted();
-      }
-    } finally {
-      this.delivering = false;
-    }
-    if (this.closing && this.queue.size === 0 && !this.cancelled) {
-      this.cancelled = true;
-      this.bus.leave(this);
-      this.sink.complete();
-    }
   }
 }

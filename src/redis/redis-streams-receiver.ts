@@ -1,12 +1,8 @@
 import type Redis from 'ioredis';
-import {
-  openReceiver,
-  Receiver,
-  type ReceiverSession,
-  type ReceiverSink,
-  type SettledListener,
-  type Settlement,
-} from '../receiver';
+import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
+import { ClosableReceiver } from '../receivers/closable-receiver';
+import { type FailedAction, failedActionOption } from '../receivers/failed-action';
+import { PullSession } from '../receivers/pull-session';
 import { describe, functionOption, integerOption, optionsObject } from '../validate';
 import { type RedisStreamMessage, toMessage } from './message';
 
@@ -33,12 +29,15 @@ export interface RedisStreamsOptions {
   claimMinIdleMs?: number;
   /** How often claims are attempted. Integer ≥ 1 ms. Default 5000. */
   claimIntervalMs?: number;
+  /** How long `close()` waits for delivered entries to settle (their `XACK` answered). Integer ≥ 0 ms. Default 30000. */
+  closeTimeoutMs?: number;
   /**
-   * What a `failed` settlement does: `'pending'` leaves the entry pending, to be claimed and delivered
-   * again after `claimMinIdleMs` (out of order with its key's later entries); `'ack'` acknowledges it
-   * (the failure policy has dealt with it, e.g. dead-lettered it). Default `'pending'`.
+   * What a `failed` settlement does (see `FailedAction`): `'redeliver'` leaves the entry pending, to be
+   * claimed and delivered again after `claimMinIdleMs` (out of order with its key's later entries);
+   * `'ack'` acknowledges it (the failure policy has dealt with it, e.g. dead-lettered it). Default
+   * `'redeliver'`; the earlier name `'pending'` is still accepted.
    */
-  onFailed?: 'pending' | 'ack';
+  onFailed?: FailedAction | 'pending';
   /** Told each message's outcome, after its acknowledgement has been confirmed when it was acknowledged. */
   onSettled?: SettledListener<RedisStreamMessage>;
 }
@@ -51,7 +50,8 @@ interface ResolvedOptions {
   blockMs: number;
   claimMinIdleMs: number;
   claimIntervalMs: number;
-  onFailed: 'pending' | 'ack';
+  closeTimeoutMs: number;
+  onFailed: FailedAction;
   onSettled: SettledListener<RedisStreamMessage> | undefined;
 }
 
@@ -60,9 +60,11 @@ interface ResolvedOptions {
  * the dispatcher's window has free, acknowledges each with `XACK` only after its handler completed, and
  * claims entries other consumers left pending (`XAUTOCLAIM`). Before reading new entries of a stream it
  * recovers that stream's pending entries, so a consumer taking over a dead one's streams keeps per-key order.
+ * `close()` stops reading, lets delivered entries settle and completes.
  */
-export function fromRedisStreams(options: RedisStreamsOptions): Receiver<RedisStreamMessage> {
-  return new RedisStreamsReceiver(resolveOptions(options));
+export function fromRedisStreams(options: RedisStreamsOptions): ClosableReceiver<RedisStreamMessage> {
+  const resolved = resolveOptions(options);
+  return new ClosableReceiver((sink) => new RedisStreamsSession(resolved, sink), resolved.closeTimeoutMs);
 }
 
 function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
@@ -87,12 +89,6 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
       `${owner}: expected \`streams\` to name each stream once, got [${streams.join(', ')}]`,
     );
   }
-  const onFailed = options.onFailed ?? 'pending';
-  if (onFailed !== 'pending' && onFailed !== 'ack') {
-    throw new TypeError(
-      `${owner}: expected \`onFailed\` to be 'pending' or 'ack', got ${describe(onFailed)}`,
-    );
-  }
   return {
     redis: options.redis,
     streams: [...streams],
@@ -101,7 +97,8 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     blockMs: integerOption(owner, 'blockMs', options.blockMs, 1000, 1),
     claimMinIdleMs: integerOption(owner, 'claimMinIdleMs', options.claimMinIdleMs, 30_000, 0),
     claimIntervalMs: integerOption(owner, 'claimIntervalMs', options.claimIntervalMs, 5000, 1),
-    onFailed,
+    closeTimeoutMs: integerOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
+    onFailed: failedActionOption(owner, options.onFailed, ['redeliver', 'ack'], { pending: 'redeliver' }),
     onSettled:
       options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled),
   };
@@ -112,18 +109,6 @@ function nameOption(owner: string, name: string, value: unknown): string {
     throw new TypeError(`${owner}: expected \`${name}\` to be a non-empty string, got ${describe(value)}`);
   }
   return value;
-}
-
-class RedisStreamsReceiver extends Receiver<RedisStreamMessage> {
-  constructor(private readonly options: ResolvedOptions) {
-    super();
-  }
-
-  [openReceiver](sink: ReceiverSink<RedisStreamMessage>): ReceiverSession<RedisStreamMessage> {
-    const session = new RedisStreamsSession(this.options, sink);
-    void session.run();
-    return session;
-  }
 }
 
 /** One stream's reading state. */
@@ -146,9 +131,7 @@ const MAX_READ = 10_000;
 type EntryReply = [id: string, fields: string[] | null];
 
 /** One subscription: a single read loop (so deliveries never exceed demand) plus acknowledgements. */
-class RedisStreamsSession implements ReceiverSession<RedisStreamMessage> {
-  /** Requested and not yet delivered. */
-  private demand = 0;
+class RedisStreamsSession extends PullSession<RedisStreamMessage> {
   /** `XACK`s sent and not yet answered: until answered, their entries still count as pending on the server. */
   private acking = 0;
   /** Ids delivered and not yet settled, by stream: a claim scan that meets one never delivers it twice. */
@@ -156,48 +139,33 @@ class RedisStreamsSession implements ReceiverSession<RedisStreamMessage> {
   private readonly states: StreamState[];
   /** Blocking reads get their own connection, so acknowledgements never wait behind them. */
   private readonly reader: Redis;
-  private stopped = false;
-  /** Ends the loop's current idle wait early (new demand, an answered ack, cancellation). */
-  private wakeUp: (() => void) | null = null;
   /** Round-robin start among live streams, so one busy stream cannot starve the others. */
   private nextStream = 0;
   private nextClaimAt = 0;
 
   constructor(
     private readonly options: ResolvedOptions,
-    private readonly sink: ReceiverSink<RedisStreamMessage>,
+    sink: ReceiverSink<RedisStreamMessage>,
   ) {
+    super(sink, options.onSettled);
     this.states = options.streams.map((name) => ({ name, live: false, claimCursor: '0-0', lastSeen: '0-0' }));
     this.reader = options.redis.duplicate();
+    this.runLoop(() => this.readLoop());
   }
 
-  request(n: number): void {
-    this.demand += n;
-    this.wake();
-  }
-
-  settle(message: RedisStreamMessage, outcome: Settlement, error?: unknown): void {
+  protected override acknowledge(message: RedisStreamMessage, outcome: Settlement): void | Promise<void> {
     this.heldOf(message.stream).delete(message.id);
-    const { redis, group, onFailed, onSettled } = this.options;
-    if (outcome === 'failed' && onFailed === 'pending') {
-      onSettled?.(message, outcome, error);
-      return;
-    }
+    const { redis, group, onFailed } = this.options;
+    // Left pending: claimed and delivered again once idle for claimMinIdleMs.
+    if (outcome === 'failed' && onFailed === 'redeliver') return;
     this.acking++;
-    redis.xack(message.stream, group, message.id).then(
-      () => {
-        this.acking--;
-        onSettled?.(message, outcome, error);
-        this.wake();
-      },
-      (err: unknown) => this.fail(err),
-    );
+    return redis.xack(message.stream, group, message.id).then(() => {
+      this.acking--;
+      this.wake();
+    });
   }
 
-  cancel(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.wake();
+  protected override stopFetching(): void {
     // Ends a blocking read at once; entries delivered and not settled stay pending for a claim.
     this.reader.disconnect();
   }
@@ -207,26 +175,22 @@ class RedisStreamsSession implements ReceiverSession<RedisStreamMessage> {
     return Math.min(this.demand - this.acking, MAX_READ);
   }
 
-  async run(): Promise<void> {
-    try {
-      await this.prepare();
-      while (!this.stopped) {
-        if (this.free() <= 0) {
-          await this.idle(Number.POSITIVE_INFINITY);
-          continue;
-        }
-        if (Date.now() >= this.nextClaimAt) {
-          await this.claim();
-          this.nextClaimAt = Date.now() + this.options.claimIntervalMs;
-          continue;
-        }
-        const live = this.states.filter((s) => s.live);
-        const untilClaim = Math.max(1, this.nextClaimAt - Date.now());
-        if (live.length === 0) await this.idle(untilClaim);
-        else if (!(await this.readNew(live))) await this.waitForEntries(live, untilClaim);
+  private async readLoop(): Promise<void> {
+    await this.prepare();
+    while (!this.stopped) {
+      if (this.free() <= 0) {
+        await this.wait();
+        continue;
       }
-    } catch (err) {
-      this.fail(err);
+      if (Date.now() >= this.nextClaimAt) {
+        await this.claim();
+        this.nextClaimAt = Date.now() + this.options.claimIntervalMs;
+        continue;
+      }
+      const live = this.states.filter((s) => s.live);
+      const untilClaim = Math.max(1, this.nextClaimAt - Date.now());
+      if (live.length === 0) await this.wait(untilClaim);
+      else if (!(await this.readNew(live))) await this.waitForEntries(live, untilClaim);
     }
   }
 
@@ -303,7 +267,7 @@ class RedisStreamsSession implements ReceiverSession<RedisStreamMessage> {
       state.claimCursor = cursor;
       // Entries this session holds are being handled here: claiming them again changed nothing.
       const fresh = entries.filter((e): e is [string, string[]] => e[1] !== null && !held.has(e[0]));
-      if (fresh.length > 0) await this.deliver(state, fresh, await this.deliveryCounts(state.name, fresh));
+      if (fresh.length > 0) this.deliverEntries(state, fresh, await this.deliveryCounts(state.name, fresh));
     } while (wholeScan && state.claimCursor !== '0-0');
   }
 
@@ -341,7 +305,7 @@ class RedisStreamsSession implements ReceiverSession<RedisStreamMessage> {
       if (entries.length === 0) continue;
       got = true;
       state.lastSeen = entries[entries.length - 1]![0];
-      await this.deliver(state, entries, null);
+      this.deliverEntries(state, entries, null);
     }
     return got;
   }
@@ -368,17 +332,20 @@ class RedisStreamsSession implements ReceiverSession<RedisStreamMessage> {
     }
   }
 
-  private async deliver(
+  private deliverEntries(
     state: StreamState,
     entries: Array<[string, string[]]>,
     counts: Map<string, number> | null,
-  ): Promise<void> {
+  ): void {
+    const held = this.heldOf(state.name);
     for (const [id, fields] of entries) {
-      // Cancelled mid-batch: the rest stay pending under this consumer and are claimed later.
-      if (this.stopped) return;
-      this.demand--;
-      this.heldOf(state.name).add(id);
-      this.sink.next(toMessage(state.name, id, fields, counts?.get(id) ?? 1));
+      // Held before the delivery, which may settle it at once.
+      held.add(id);
+      if (!this.deliver(toMessage(state.name, id, fields, counts?.get(id) ?? 1))) {
+        // Intake stopped mid-batch: the rest stay pending under this consumer and are claimed later.
+        held.delete(id);
+        return;
+      }
     }
   }
 
@@ -386,28 +353,6 @@ class RedisStreamsSession implements ReceiverSession<RedisStreamMessage> {
     let ids = this.held.get(stream);
     if (ids === undefined) this.held.set(stream, (ids = new Set()));
     return ids;
-  }
-
-  private idle(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = Number.isFinite(ms) ? setTimeout(() => done(), ms) : undefined;
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeUp = null;
-        resolve();
-      };
-      this.wakeUp = done;
-    });
-  }
-
-  private wake(): void {
-    this.wakeUp?.();
-  }
-
-  private fail(err: unknown): void {
-    if (this.stopped) return;
-    this.cancel();
-    this.sink.error(err);
   }
 }
 

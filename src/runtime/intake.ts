@@ -129,7 +129,7 @@ export class Intake<T> {
     try {
       this.upstream?.unsubscribe();
       // A transport may close asynchronously; a returned promise is awaited within the stop's deadline.
-      const result = (this.session?.cancel as (() => unknown) | undefined)?.call(this.session);
+      const result = this.session?.cancel();
       if (isPromiseLike(result)) {
         this.cancellation = Promise.resolve(result).then(
           () => {
