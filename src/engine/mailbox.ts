@@ -3,8 +3,9 @@ import {
   isObservable,
   type Observable,
   type ObservableInput,
+  type Observer,
   type SchedulerLike,
-  type Subscription,
+  Subscription,
 } from 'rxjs';
 import { RingQueue } from '../internal/ring-queue';
 import type { Lane } from './lane';
@@ -70,8 +71,7 @@ enum Note {
 
 /**
  * The messages of one key, run one at a time in arrival order on the lane the mailbox is pinned to.
- * It is also the observer of the running handler (no allocation per message beyond what the
- * handler's own Observable needs).
+ * The same state machine runs on the main thread (event-loop lanes) and inside each worker thread.
  */
 export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   readonly queue = new RingQueue<T>();
@@ -81,14 +81,14 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   owner!: MailboxOwner<T, K, R>;
   /** The message whose handler is running (undefined between handlers). */
   current: T | undefined = undefined;
-  /** The running handler's subscription while it is asynchronous, to cancel it on teardown. */
+  /** The running handler's subscription, to cancel it on teardown. */
   inner: Subscription | null = null;
   /** Neighbours in its table's pool while pooled, oldest first (null otherwise). */
   olderPooled: Mailbox<T, K, R> | null = null;
   newerPooled: Mailbox<T, K, R> | null = null;
   /** Bumped for each message, so a late notification from an earlier handler is ignored. */
   private generation = 0;
-  /** True while the handler's Observable is being subscribed (its synchronous part). */
+  /** True while the handler is being started (its synchronous part). */
   private sync = false;
   private outcome = Outcome.Pending;
   private failure: unknown = undefined;
@@ -185,61 +185,109 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** Runs a handler's Promise or Observable (or other ObservableInput); true when it finished synchronously. */
   private subscribeTo(message: T, input: ObservableInput<R>, generation: number): boolean {
-    const owner = this.owner;
-    if (isPromiseLike<R>(input)) {
+    if (input instanceof Promise) {
+      // A native Promise calls back once, never synchronously, and its `then` does not throw.
       input.then(
         (value) => this.deliver(generation, Note.NextThenComplete, value),
         (err) => this.deliver(generation, Note.Error, err),
       );
       return false;
     }
+    this.outcome = Outcome.Pending;
+    this.sync = true;
+    if (isPromiseLike<R>(input)) this.follow(input, generation);
+    else if (!this.observe(input, generation)) {
+      this.sync = false;
+      this.current = undefined;
+      this.owner.fail(this, message, notObservableInput(input, this.key));
+      return true;
+    }
+    this.sync = false;
+    if (this.outcome === Outcome.Pending) return false;
+    return this.finishedInPlace(message);
+  }
+
+  /**
+   * Follows a thenable that is not a native Promise. Only its first callback counts, whenever it comes:
+   * it may call back synchronously, call both, or throw from `then` (a failure of its message).
+   */
+  private follow(input: PromiseLike<R>, generation: number): void {
+    let called = false;
+    try {
+      input.then(
+        (value) => {
+          if (called) return;
+          called = true;
+          this.ended(generation, Note.NextThenComplete, value);
+        },
+        (err) => {
+          if (called) return;
+          called = true;
+          this.ended(generation, Note.Error, err);
+        },
+      );
+    } catch (err) {
+      if (called) return;
+      called = true;
+      this.ended(generation, Note.Error, err);
+    }
+  }
+
+  /** Subscribes to an Observable (or what `from` accepts); false when `input` is not an ObservableInput. */
+  private observe(input: ObservableInput<R>, generation: number): boolean {
     let source: Observable<R>;
-    if (isObservable(input)) {
-      source = input as Observable<R>;
-    } else {
+    if (isObservable(input)) source = input as Observable<R>;
+    else {
       try {
         source = from(input);
       } catch {
-        this.current = undefined;
-        owner.fail(this, message, notObservableInput(input, this.key));
-        return true;
+        return false;
       }
     }
-    this.outcome = Outcome.Pending;
-    this.sync = true;
-    const subscription = source.subscribe(this);
-    this.sync = false;
-    if (this.outcome === Outcome.Pending) {
-      if (owner.closed) subscription.unsubscribe();
-      else this.inner = subscription;
-      return false;
+    // Held before subscribing, so a teardown can stop a handler that emits synchronously.
+    const run = new HandlerRun(this, generation);
+    this.inner = run;
+    try {
+      source.subscribe(run);
+    } catch (err) {
+      // RxJS reports a throwing subscribe as an error; a foreign Observable may throw instead.
+      run.error(err);
     }
+    return true;
+  }
+
+  /** The handler finished while it was being started: settle it here, in the turn. */
+  private finishedInPlace(message: T): boolean {
     this.current = undefined;
-    if (this.outcome === Outcome.Done) owner.settle(this, message);
-    else owner.fail(this, message, this.failure);
+    this.inner = null;
+    if (this.outcome === Outcome.Done) this.owner.settle(this, message);
+    else this.owner.fail(this, message, this.failure);
     this.failure = undefined;
     return true;
   }
 
-  // Observer of the running handler. Synchronous notifications are handled in place; later ones are
-  // carried to the mailbox's lane, so the continuation runs there.
-  next(value: R): void {
+  // What the running handler reports. While it is being started, its notifications are handled in
+  // place; later ones are carried to the mailbox's lane, so the continuation runs there.
+
+  /** A value of the handler run `generation`. */
+  emitted(generation: number, value: R): void {
     if (this.sync) this.owner.emit(value, this);
-    else this.deliver(this.generation, Note.Next, value);
+    else this.deliver(generation, Note.Next, value);
   }
 
-  error(err: unknown): void {
-    if (this.sync) {
-      this.outcome = Outcome.Failed;
-      this.failure = err;
-    } else {
-      this.deliver(this.generation, Note.Error, err);
+  /** The handler run `generation` completed (`note` carries its last value) or failed. */
+  ended(generation: number, note: Note, value: unknown): void {
+    if (!this.sync) {
+      this.deliver(generation, note, value);
+      return;
     }
-  }
-
-  complete(): void {
-    if (this.sync) this.outcome = Outcome.Done;
-    else this.deliver(this.generation, Note.Complete, undefined);
+    if (note === Note.Error) {
+      this.outcome = Outcome.Failed;
+      this.failure = value;
+      return;
+    }
+    if (note === Note.NextThenComplete) this.owner.emit(value as R, this);
+    this.outcome = Outcome.Done;
   }
 
   private deliver(generation: number, note: Note, value: unknown): void {
@@ -279,6 +327,37 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   }
 }
 
+/**
+ * The subscriber of one handler Observable. RxJS uses it as it is (it is an Observer and a
+ * Subscription), so the handler's operators add their teardowns here, and unsubscribing it stops the
+ * handler even while it emits synchronously. On completion or error it first unsubscribes itself, so the
+ * handler's finalization runs before the key's next message starts, as with `concatMap`.
+ */
+class HandlerRun<T, K, R> extends Subscription implements Observer<R> {
+  constructor(
+    private readonly mailbox: Mailbox<T, K, R>,
+    private readonly generation: number,
+  ) {
+    super();
+  }
+
+  next(value: R): void {
+    if (!this.closed) this.mailbox.emitted(this.generation, value);
+  }
+
+  error(err: unknown): void {
+    if (this.closed) return;
+    this.unsubscribe();
+    this.mailbox.ended(this.generation, Note.Error, err);
+  }
+
+  complete(): void {
+    if (this.closed) return;
+    this.unsubscribe();
+    this.mailbox.ended(this.generation, Note.Complete, undefined);
+  }
+}
+
 /** An asynchronous handler notification waiting for its turn on the mailbox's lane. */
 class HandlerNote<T, K, R> implements Runnable {
   constructor(
@@ -301,7 +380,16 @@ function isPromiseLike<R>(value: unknown): value is PromiseLike<R> {
 function notObservableInput(value: unknown, key: unknown): TypeError {
   const shown = value === null ? 'null' : typeof value;
   return new TypeError(
-    `keyedDispatch: \`handle\` returned ${shown} for key ${String(key)}; expected an ObservableInput ` +
+    `keyedDispatch: \`handle\` returned ${shown} for key ${textOf(key)}; expected an ObservableInput ` +
       '(Observable, Promise, array or iterable). Return EMPTY or of(value) for handlers with nothing to emit.',
   );
+}
+
+/** A key as text for an error message; never throws, whatever the key is. */
+function textOf(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }
