@@ -42,8 +42,9 @@ export interface RetryPolicyOptions<T, K> {
   /**
    * Receives a message whose attempts are spent (or whose error is not retryable), with the last
    * error. It runs inside the key's mailbox: the key's next message waits until what it returns
-   * completes (values it emits are ignored). If it throws or errors, that error errors the output, as
-   * a handler error does without a policy. Default: none (the message is only settled as failed).
+   * completes (values it emits are ignored); a return that is not an object (nothing, a number, a
+   * boolean) is ignored. If it throws or errors, that error errors the output, as a handler error does
+   * without a policy. Default: none (the message is only settled as failed).
    */
   // biome-ignore lint/suspicious/noConfusingVoidType: a callback with nothing to wait for returns nothing.
   deadLetter?: (message: T, error: unknown, context: FailureContext<K>) => ObservableInput<unknown> | void;
@@ -269,7 +270,9 @@ class Attempts<T, K, R> {
       this.subscriber.error(err);
       return;
     }
-    if (output === undefined || output === null) {
+    // Only an object (Observable, Promise, array, iterable) is something to wait for; anything else
+    // (nothing, a number, a flag a logger returned) is ignored.
+    if (output === null || (typeof output !== 'object' && typeof output !== 'function')) {
       this.subscriber.error(gaveUp);
       return;
     }

@@ -1,0 +1,110 @@
+import { DispatchStats, fromIterable, keyedDispatch, retryPolicy } from 'keyed-dispatch';
+import { concatMap, delay, from, lastValueFrom, of, toArray } from 'rxjs';
+import { type LaneKind, laneKinds, type Msg, type Ran } from '../lanes/lane-kinds';
+import { outcomeOf, within } from '../lanes/shared-state';
+
+/** Runs `messages` through `handler` on `kind`'s lanes: its values or its error, within 5 s. */
+function run(kind: LaneKind, executor: LaneKind extends never ? never : unknown, handler: string, messages: Msg[], stats?: DispatchStats) {
+  return outcomeOf(
+    within(
+      lastValueFrom(
+        fromIterable(messages).pipe(
+          keyedDispatch<Msg, unknown, Ran>({
+            executor: executor as never,
+            key: (m) => m.key,
+            handle: kind.handler(handler) as never,
+            stats,
+          }),
+          toArray(),
+        ),
+      ),
+      5000,
+      'the output to end',
+    ),
+  );
+}
+
+describe.each(laneKinds)('a handler on %s', (_name, kind) => {
+  let lanes: ReturnType<LaneKind['executor']>;
+  beforeEach(() => {
+    lanes = kind.executor(1);
+  });
+  afterEach(() => lanes.close());
+
+  it('that returns a thenable calling back synchronously completes its message and goes on with the key', async () => {
+    const stats = new DispatchStats();
+    const messages = [0, 1, 2].map((n) => ({ key: 'k', n }));
+    // One at a time, so the key's mailbox is empty each time its thenable calls back.
+    const spaced = from(messages).pipe(concatMap((m) => of(m).pipe(delay(20))));
+    const outcome = await outcomeOf(
+      within(
+        lastValueFrom(
+          spaced.pipe(
+            keyedDispatch<Msg, unknown, Ran>({
+              executor: lanes.executor as never,
+              key: (m) => m.key,
+              handle: kind.handler('syncThenable') as never,
+              stats,
+            }),
+            toArray(),
+          ),
+        ),
+        5000,
+        'the output to end',
+      ),
+    );
+    expect(outcome).toEqual({ value: messages.map((m) => expect.objectContaining({ key: 'k', n: m.n })) });
+    expect(stats.snapshot()).toMatchObject({ inFlight: 0, liveMailboxes: 0, settled: 3 });
+  });
+
+  it('that returns a thenable whose `then` throws fails its message: the output errors with that error', async () => {
+    const outcome = await run(kind, lanes.executor, 'throwingThen', [{ key: 'k', n: 0 }]);
+    expect(outcome).toEqual({ error: expect.objectContaining({ message: 'then threw for k' }) });
+  });
+
+  it('that returns an Observable whose `subscribe` throws fails its message: the output errors with that error', async () => {
+    const outcome = await run(kind, lanes.executor, 'throwingSubscribe', [{ key: 'k', n: 0 }]);
+    expect(outcome).toEqual({ error: expect.objectContaining({ message: 'subscribe threw for k' }) });
+  });
+});
+
+describe('a handler on event-loop lanes', () => {
+  it('that returns something other than an ObservableInput for a key with no text form errors with a TypeError saying so', async () => {
+    const key = Object.create(null);
+    const outcome = await outcomeOf(
+      lastValueFrom(fromIterable([1]).pipe(keyedDispatch({ key: () => key, handle: () => 5 as never }))),
+    );
+    expect(outcome).toEqual({
+      error: expect.objectContaining({
+        name: 'TypeError',
+        message: expect.stringContaining('`handle` returned number for key [object Object]'),
+      }),
+    });
+  });
+
+  it('with a dead-letter hook that returns a number or a boolean ignores what it returned and goes on', async () => {
+    const dead: number[] = [];
+    const values = await within(
+      lastValueFrom(
+        fromIterable([1, 2, 3, 4]).pipe(
+          keyedDispatch({
+            key: (n: number) => n % 2,
+            handle: (n: number) => (n === 4 ? [n] : Promise.reject(new Error(`boom ${n}`))),
+            onFailure: retryPolicy<number, number>({
+              maxAttempts: 1,
+              deadLetter: ((n: number) => {
+                dead.push(n);
+                return n === 1 ? 1 : true;
+              }) as never,
+            }),
+          }),
+          toArray(),
+        ),
+      ),
+      5000,
+      'the output to complete',
+    );
+    expect(values).toEqual([4]);
+    expect(dead.sort()).toEqual([1, 2, 3]);
+  });
+});
