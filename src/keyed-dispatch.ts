@@ -1,5 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import { createDispatcher } from './dispatch/create-dispatcher';
+import { throwAll } from './dispatch/dispatch-core';
 import { type KeyedDispatchOptions, resolveDispatchOptions } from './options';
 
 /**
@@ -17,7 +18,7 @@ export function keyedDispatch<T, K, R>(options: KeyedDispatchOptions<T, K, R>): 
       const dispatcher = createDispatcher(resolved, subscriber);
       // Registered before starting: a synchronous source can make a downstream `take` unsubscribe
       // while `start` is still on the stack, and that must stop the dispatcher right there.
-      subscriber.add(() => dispatcher.teardown());
+      subscriber.add(() => throwAll(dispatcher.teardown()));
       dispatcher.start(source);
     });
 }

@@ -22,6 +22,11 @@ export interface ReceiverSink<T> {
    * are never settled (a transport leaves them for redelivery, e.g. on a Kafka partition revoke).
    */
   discard(matches: (message: T) => boolean): T[];
+  /**
+   * Settling a delivered message failed: its acknowledgement or the `onSettled` hook threw or rejected.
+   * The output errors with `err`, even after `complete` (which ends deliveries, not settlements).
+   */
+  settleFailed(err: unknown): void;
 }
 
 /** A receiver's side of one subscription. */
@@ -66,6 +71,7 @@ export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
         error: (err) => subscriber.error(err),
         complete: () => subscriber.complete(),
         discard: () => [],
+        settleFailed: (err) => subscriber.error(err),
       });
       subscriber.add(() => session.cancel());
       session.request(Number.POSITIVE_INFINITY);

@@ -4,7 +4,13 @@ import { type LaneKind, laneKinds, type Msg, type Ran } from '../lanes/lane-kind
 import { outcomeOf, within } from '../lanes/shared-state';
 
 /** Runs `messages` through `handler` on `kind`'s lanes: its values or its error, within 5 s. */
-function run(kind: LaneKind, executor: LaneKind extends never ? never : unknown, handler: string, messages: Msg[], stats?: DispatchStats) {
+function run(
+  kind: LaneKind,
+  executor: LaneKind extends never ? never : unknown,
+  handler: string,
+  messages: Msg[],
+  stats?: DispatchStats,
+) {
   return outcomeOf(
     within(
       lastValueFrom(

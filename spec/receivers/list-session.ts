@@ -36,6 +36,10 @@ export class RecordingSink<T> implements ReceiverSink<T> {
     this.events.push('complete');
   }
 
+  settleFailed(err: unknown): void {
+    this.events.push(`settle failed ${(err as Error).message}`);
+  }
+
   discard(matches: (message: T) => boolean): T[] {
     const taken = this.queued.filter(matches);
     this.queued.splice(0, this.queued.length, ...this.queued.filter((m) => !matches(m)));

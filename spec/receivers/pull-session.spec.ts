@@ -181,7 +181,7 @@ describe('PullSession', () => {
       session.push('a', 'b');
       expect(() => session.settle('a', 'done')).not.toThrow();
       expect(() => session.settle('b', 'done')).not.toThrow();
-      expect(sink.events).toEqual(['next a', 'next b', 'error listener broke']);
+      expect(sink.events).toEqual(['next a', 'next b', 'settle failed listener broke']);
       expect(session.calls).toEqual(['acknowledge a done', 'stopFetching', 'close', 'acknowledge b done']);
     });
 
@@ -194,7 +194,7 @@ describe('PullSession', () => {
       session.push('a');
       session.settle('a', 'done');
       await flushMicrotasks();
-      expect(sink.events).toEqual(['next a', 'error XACK refused']);
+      expect(sink.events).toEqual(['next a', 'settle failed XACK refused']);
       expect(told).toEqual([]);
     });
 
@@ -206,7 +206,7 @@ describe('PullSession', () => {
       session.push('a');
       session.finish();
       session.settle('a', 'done');
-      expect(sink.events).toEqual(['next a', 'complete', 'error listener broke']);
+      expect(sink.events).toEqual(['next a', 'complete', 'settle failed listener broke']);
     });
 
     it('drops a settlement failure once the consumer has cancelled: there is nobody left to tell', () => {

@@ -71,7 +71,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
       } else {
         this.subscription = source.subscribe({
           next: (message) => this.offer(message),
-          error: (err) => this.terminate(err),
+          error: (err) => this.error(err),
           complete: () => this.complete(),
         });
         if (this.closed) this.subscription.unsubscribe();
@@ -83,7 +83,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
 
   // ReceiverSink: deliveries from a pullable source.
   next(message: T): void {
-    if (this.closed) return;
+    // Nothing counts after a terminal signal, as in RxJS.
+    if (this.closed || this.sourceDone) return;
     if (this.outstanding <= 0) {
       this.terminate(new Error('keyedDispatch: the receiver delivered more messages than were requested'));
       return;
@@ -93,10 +94,15 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
   }
 
   error(err: unknown): void {
+    if (!this.sourceDone) this.terminate(err);
+  }
+
+  settleFailed(err: unknown): void {
     this.terminate(err);
   }
 
   complete(): void {
+    if (this.sourceDone) return;
     this.sourceDone = true;
     this.completeIfDone();
   }
@@ -204,34 +210,46 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
     }
   }
 
+  /** Completes the output once everything has finished, unless stopping the source failed (then it errors). */
   private completeIfDone(): void {
     if (this.sourceDone && this.inFlight === 0 && this.overflow.size === 0 && !this.closed) {
-      this.teardown();
-      this.subscriber.complete();
+      const failures = this.teardown();
+      if (failures.length === 0) this.subscriber.complete();
+      else this.subscriber.error(failures[0]);
     }
   }
 
-  /** Errors the output after tearing everything down (the one place that errors it). */
-  terminate(error: unknown): void {
-    if (this.closed) return;
-    this.teardown();
+  /**
+   * Errors the output after tearing everything down (the one place that errors it). Returns what user
+   * code threw while stopping (see `teardown`): the output carries `error`, the first cause.
+   */
+  terminate(error: unknown): unknown[] {
+    if (this.closed) return [];
+    const failures = this.teardown();
     this.subscriber.error(error);
+    return failures;
   }
 
-  /** Stops intake, cancels running handlers and withdraws everything not started. Idempotent. */
-  teardown(): void {
-    if (this.closed) return;
+  /**
+   * Stops intake, cancels running handlers and withdraws everything not started. Idempotent. User code
+   * that throws on the way (a receiver's `cancel`, a handler's teardown) does not stop it: what it threw
+   * is returned, for the caller to report.
+   */
+  teardown(): unknown[] {
+    if (this.closed) return [];
     this.closed = true;
+    const failures: unknown[] = [];
     // First, so that nothing starts on any lane from here on, whatever the cancellations below run.
-    this.router.close();
+    attempt(() => this.router.close(), failures);
     const session = this.session;
     this.session = null;
-    session?.cancel();
-    this.subscription?.unsubscribe();
+    if (session !== null) attempt(() => session.cancel(), failures);
+    if (this.subscription !== null) attempt(() => this.subscription?.unsubscribe(), failures);
     // After the router closed, so the final values show no live mailbox.
     if (this.options.stats) statsLink(this.options.stats).detach(this);
     this.overflow.clear();
     this.inFlight = 0;
+    return failures;
   }
 
   /**
@@ -265,4 +283,19 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
   hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
     return this.router.hotKeys(n);
   }
+}
+
+/** Runs `step`, keeping what it throws in `failures` instead of letting it stop the caller. */
+function attempt(step: () => unknown, failures: unknown[]): void {
+  try {
+    step();
+  } catch (err) {
+    failures.push(err);
+  }
+}
+
+/** What stopping threw, thrown on from an unsubscription (RxJS gathers it in an `UnsubscriptionError`). */
+export function throwAll(failures: unknown[]): void {
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new AggregateError(failures, 'keyedDispatch: stopping failed');
 }

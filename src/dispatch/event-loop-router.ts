@@ -88,11 +88,17 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   close(): void {
     this.closed = true;
     this.lanes.detach(this.dispatcher);
+    const failures: unknown[] = [];
     for (const mailbox of this.mailboxes.liveMailboxes()) {
       mailbox.lane.pinned--;
-      mailbox.cancel();
+      try {
+        mailbox.cancel();
+      } catch (err) {
+        failures.push(err);
+      }
     }
     this.mailboxes.clear();
+    if (failures.length > 0) throw failures[0];
   }
 
   // MailboxOwner: what mailboxes call back.

@@ -21,7 +21,10 @@ export interface Router<T, K> {
   hotKeys(n: number): Array<{ key: unknown; backlog: number }>;
   /** Keys with unfinished messages (one mailbox each). */
   readonly liveMailboxes: number;
-  /** Cancels running handlers and withdraws every message not started. Idempotent. */
+  /**
+   * Cancels running handlers and withdraws every message not started. Idempotent. A handler teardown
+   * that throws does not stop it; the first such error is thrown once everything is closed.
+   */
   close(): void;
 }
 
@@ -33,6 +36,6 @@ export interface Routed<T, R> {
   done(message: T): void;
   /** `message`'s handler (or its routing) failed. */
   failed(message: T, error: unknown): void;
-  /** The executor closed (or another fault hit the whole dispatcher): error the output. */
-  terminate(error: unknown): void;
+  /** The executor closed (or another fault hit the whole dispatcher): error the output; returns what stopping threw. */
+  terminate(error: unknown): unknown[];
 }

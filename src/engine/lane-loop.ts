@@ -187,11 +187,35 @@ export class LaneLoop {
     this.timedLanes.length = 0;
   }
 
+  /**
+   * A listener that throws is a bug in monitoring code: it must not stop the lanes. It is no longer
+   * called, and a process warning says why.
+   */
+  private tellLongTurn(
+    entry: { thresholdMs: number; listener: LongTurnListener },
+    lane: LoopLane,
+    durationMs: number,
+  ): void {
+    try {
+      entry.listener(lane, durationMs);
+    } catch (err) {
+      this.longTurnListeners.delete(entry);
+      this.updateThreshold();
+      process.emitWarning(
+        `onLongTurn threw and is no longer called: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          type: 'KeyedDispatchWarning',
+        },
+      );
+    }
+  }
+
   /** Reports the duration of a run that just ended (runs are timed while long turns are watched). */
   private endRun(lane: LoopLane, since: number): void {
     const durationMs = performance.now() - since;
     if (durationMs >= this.longTurnThresholdMs) {
-      for (const e of this.longTurnListeners) if (durationMs >= e.thresholdMs) e.listener(lane, durationMs);
+      for (const e of this.longTurnListeners)
+        if (durationMs >= e.thresholdMs) this.tellLongTurn(e, lane, durationMs);
     }
     if (this.busyIntervals.length > 0) lane.busyMs += durationMs;
   }

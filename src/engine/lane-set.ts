@@ -4,7 +4,29 @@ import { type LongTurnListener, threadLoop } from './lane-loop';
 
 /** A dispatcher as its executor sees it: something to stop when the executor closes. */
 export interface ExecutorClient {
-  terminate(error: unknown): void;
+  /** Errors the dispatcher's output with `error`; returns what user code threw while it stopped. */
+  terminate(error: unknown): unknown[];
+}
+
+/**
+ * Stops every client with `error`, all of them whatever some throw; throws what they threw together
+ * once all are stopped.
+ */
+export function terminateAll(clients: Iterable<ExecutorClient>, error: unknown, executor: string): void {
+  const failures: unknown[] = [];
+  for (const client of [...clients]) {
+    try {
+      failures.push(...client.terminate(error));
+    } catch (err) {
+      failures.push(err);
+    }
+  }
+  if (failures.length > 0) {
+    throw new AggregateError(
+      failures,
+      `${executor}.close(): stopping ${failures.length} source(s) or handler(s) failed`,
+    );
+  }
 }
 
 /**
@@ -96,12 +118,15 @@ export class LaneSet {
     return threadLoop.measureBusy(every);
   }
 
-  /** Stops every dispatcher still running here with `KeyedExecutorClosedError`; none can start afterwards. */
+  /**
+   * Stops every dispatcher still running here with `KeyedExecutorClosedError`; none can start afterwards.
+   * Throws an `AggregateError` of what their sources or handlers threw while stopping, once all stopped.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    const error = new KeyedExecutorClosedError('KeyedExecutor');
-    for (const client of [...this.clients]) client.terminate(error);
+    const clients = [...this.clients];
     this.clients.clear();
+    terminateAll(clients, new KeyedExecutorClosedError('KeyedExecutor'), 'KeyedExecutor');
   }
 }

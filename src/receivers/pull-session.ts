@@ -310,7 +310,7 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     if (this.silenced) return;
     this.silenced = true;
     this.end();
-    this.sink.error(err);
+    this.sink.settleFailed(err);
   }
 
   private countSettled(): void {

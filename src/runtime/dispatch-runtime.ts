@@ -7,9 +7,10 @@ import {
   type Subscription,
 } from 'rxjs';
 import { createDispatcher } from '../dispatch/create-dispatcher';
-import type { DispatchCore } from '../dispatch/dispatch-core';
+import { type DispatchCore, throwAll } from '../dispatch/dispatch-core';
 import { threadLoop } from '../engine/lane-loop';
 import { KeyedExecutor } from '../executor';
+
 import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from '../options';
 import { ThreadExecutor } from '../threads/thread-executor';
 import { describe, integerOption, optionsObject } from '../validate';
@@ -364,7 +365,7 @@ class RunningComponent<T, K, R> {
       const dispatcher = createDispatcher(this.resolved, subscriber);
       this.dispatcher = dispatcher;
       dispatcher.start(this.intake.source);
-      return () => dispatcher.teardown();
+      return () => throwAll(dispatcher.teardown());
     });
     this.subscription = dispatched.subscribe({
       next: (value) => output?.next?.(value),

@@ -67,6 +67,7 @@ export class Intake<T> {
         if (!intake.stopped) sink.complete();
       },
       discard: (matches) => sink.discard(matches),
+      settleFailed: (err) => sink.settleFailed(err),
     });
     const session = this.session;
     return {

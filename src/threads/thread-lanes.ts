@@ -1,5 +1,5 @@
 import { type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
-import type { ExecutorClient } from '../engine/lane-set';
+import { type ExecutorClient, terminateAll } from '../engine/lane-set';
 import { KeyedExecutorClosedError } from '../errors';
 import { ThreadCrashLoopError, ThreadExitedError } from './errors';
 import type { ThreadHandler } from './handler';
@@ -346,9 +346,14 @@ export class ThreadLanes {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
-    const error = new KeyedExecutorClosedError('ThreadExecutor');
-    for (const client of [...this.clients.values()]) client.terminate(error);
+    let failure: unknown = null;
+    try {
+      terminateAll(this.clients.values(), new KeyedExecutorClosedError('ThreadExecutor'), 'ThreadExecutor');
+    } catch (err) {
+      failure = err;
+    }
     await this.stopThreads(true);
+    if (failure !== null) throw failure;
   }
 }
 

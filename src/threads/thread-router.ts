@@ -102,8 +102,8 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
     else this.dispatcher.done(posted.message as T);
   }
 
-  terminate(error: unknown): void {
-    this.dispatcher.terminate(error);
+  terminate(error: unknown): unknown[] {
+    return this.dispatcher.terminate(error);
   }
 
   /** One message of the key left: the key lets go of its thread with its last one. */

@@ -220,7 +220,14 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
   close(): void {
     this.closed = true;
     this.waiting = null;
-    for (const mailbox of this.mailboxes.values()) mailbox.cancel();
+    for (const mailbox of this.mailboxes.values()) {
+      try {
+        mailbox.cancel();
+      } catch {
+        // A handler's teardown threw after its dispatcher ended: nobody is left to tell, and it must not
+        // take the thread (and the other dispatchers' keys on it) down.
+      }
+    }
     this.mailboxes.clear();
   }
 

@@ -1,0 +1,181 @@
+import {
+  fromIterable,
+  KeyedExecutor,
+  keyedDispatch,
+  openReceiver,
+  Receiver,
+  type ReceiverSession,
+  type ReceiverSink,
+} from 'keyed-dispatch';
+import { lastValueFrom, type Subscription, toArray } from 'rxjs';
+import { type LaneKind, laneKinds, type Msg, type Ran } from '../lanes/lane-kinds';
+import { outcomeOf, sleep, within } from '../lanes/shared-state';
+
+/**
+ * A receiver of `messages` with hooks that misbehave on demand: `cancel` throws, or the receiver goes
+ * on signalling after it completed.
+ */
+class OddReceiver extends Receiver<Msg> {
+  cancels = 0;
+  constructor(
+    private readonly messages: Msg[],
+    private readonly odd: { cancelThrows?: boolean; errorAfterComplete?: boolean; holdOpen?: boolean },
+  ) {
+    super();
+  }
+
+  [openReceiver](sink: ReceiverSink<Msg>): ReceiverSession<Msg> {
+    let sent = 0;
+    return {
+      request: (n) => {
+        for (let i = 0; i < n && sent < this.messages.length; i++) sink.next(this.messages[sent++]);
+        if (sent === this.messages.length && !this.odd.holdOpen) {
+          sink.complete();
+          if (this.odd.errorAfterComplete) {
+            sink.error(new Error('late error'));
+            sink.next({ key: 'late', n: 99 });
+          }
+        }
+      },
+      settle: () => undefined,
+      cancel: () => {
+        this.cancels++;
+        if (this.odd.cancelThrows) throw new Error(`cancel threw (${this.cancels})`);
+      },
+    };
+  }
+}
+
+function dispatch(kind: LaneKind, executor: unknown, source: Receiver<Msg>, handler = 'echo') {
+  return source.pipe(
+    keyedDispatch<Msg, string, Ran>({
+      executor: executor as never,
+      key: (m) => m.key,
+      handle: kind.handler(handler),
+    }),
+  );
+}
+
+const two: Msg[] = [
+  { key: 'a', n: 0 },
+  { key: 'b', n: 1 },
+];
+
+describe.each(laneKinds)('on %s', (_name, kind) => {
+  let lanes: ReturnType<LaneKind['executor']>;
+  beforeEach(() => {
+    lanes = kind.executor(1);
+  });
+  afterEach(async () => {
+    await lanes.close().catch(() => undefined);
+  });
+
+  it('errors the output with what a throwing `onSettled` threw, instead of stalling the key', async () => {
+    const outcome = await outcomeOf(
+      within(
+        lastValueFrom(
+          fromIterable(two, {
+            onSettled: () => {
+              throw new Error('onSettled threw');
+            },
+          }).pipe(
+            keyedDispatch<Msg, string, Ran>({
+              executor: lanes.executor as never,
+              key: (m) => m.key,
+              handle: kind.handler('echo'),
+            }),
+            toArray(),
+          ),
+        ),
+        5000,
+        'the output to end',
+      ),
+    );
+    expect(outcome).toEqual({ error: expect.objectContaining({ message: 'onSettled threw' }) });
+  });
+
+  it("errors the output with what the receiver's `cancel` threw when it ends, instead of completing", async () => {
+    const receiver = new OddReceiver(two, { cancelThrows: true });
+    const outcome = await outcomeOf(
+      within(
+        lastValueFrom(dispatch(kind, lanes.executor, receiver).pipe(toArray())),
+        5000,
+        'the output to end',
+      ),
+    );
+    expect(outcome).toEqual({ error: expect.objectContaining({ message: 'cancel threw (1)' }) });
+  });
+
+  it("throws what the receiver's `cancel` threw from unsubscribe, after stopping everything", async () => {
+    const receiver = new OddReceiver(two, { cancelThrows: true, holdOpen: true });
+    const subscription: Subscription = dispatch(kind, lanes.executor, receiver).subscribe({
+      error: () => undefined,
+    });
+    await sleep(50);
+    expect(() => subscription.unsubscribe()).toThrow(/cancel threw \(1\)/);
+    expect(subscription.closed).toBe(true);
+  });
+
+  it('ignores what a receiver signals after it completed, as RxJS does', async () => {
+    const receiver = new OddReceiver(two, { errorAfterComplete: true });
+    const values = await within(
+      lastValueFrom(dispatch(kind, lanes.executor, receiver, 'later').pipe(toArray())),
+      5000,
+      'the output to complete',
+    );
+    expect(values.map((v) => v.n).sort()).toEqual([0, 1]);
+  });
+
+  it('stops every dispatcher when closing, even when a receiver throws on cancel, then rejects with all errors together', async () => {
+    const errors: unknown[] = [];
+    const receivers = [0, 1, 2].map(
+      (i) => new OddReceiver([{ key: `k${i}`, n: i }], { cancelThrows: i !== 1, holdOpen: true }),
+    );
+    for (const receiver of receivers)
+      dispatch(kind, lanes.executor, receiver, 'later').subscribe({ error: (err) => errors.push(err) });
+    await sleep(100);
+    const closing = await outcomeOf(lanes.close());
+    expect(closing).toEqual({ error: expect.any(AggregateError) });
+    const failure = (closing as { error: AggregateError }).error;
+    expect(failure.errors.map((e: Error) => e.message)).toEqual(['cancel threw (1)', 'cancel threw (1)']);
+    expect(receivers.map((r) => r.cancels)).toEqual([1, 1, 1]);
+    expect(errors).toHaveLength(3);
+    for (const err of errors) expect((err as Error).message).toContain(`${kind.executorName} was closed`);
+  });
+});
+
+describe('on event-loop lanes', () => {
+  it('keeps running when an `onLongTurn` listener throws: the listener is dropped with a process warning', async () => {
+    const emitWarning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const executor = new KeyedExecutor({
+      workers: 1,
+      longTurnMs: 5,
+      onLongTurn: () => {
+        throw new Error('listener threw');
+      },
+    });
+    try {
+      const values = await within(
+        lastValueFrom(
+          fromIterable([0, 1, 2].map((n) => ({ key: 'k', n, spinMs: 10 }))).pipe(
+            keyedDispatch<Msg, string, Ran>({
+              executor,
+              key: (m) => m.key,
+              handle: require('../fixtures/lane-handlers.js').spin,
+            }),
+            toArray(),
+          ),
+        ),
+        5000,
+        'the output to complete',
+      );
+      expect(values.map((v) => v.n)).toEqual([0, 1, 2]);
+      expect(emitWarning.mock.calls).toEqual([
+        [expect.stringContaining('onLongTurn threw and is no longer called: listener threw'), expect.anything()],
+      ]);
+    } finally {
+      emitWarning.mockRestore();
+      await executor.close();
+    }
+  });
+});
