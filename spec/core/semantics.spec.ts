@@ -1,4 +1,4 @@
-import { DispatchStats, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
+import { DispatchStats, fromIterable, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
 import { firstValueFrom, from, Subject, tap, toArray } from 'rxjs';
 import { lanesOf } from '../../src/executor';
 import { type Deferred, deferred, flushMicrotasks, Gates } from '../support/scripted-receiver';
@@ -209,7 +209,8 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
       { key: 'cold', seq: 99 },
     ];
     const order = await firstValueFrom(
-      from(messages).pipe(
+      // A receiver admits them in one batch (a plain source runs each message as it arrives).
+      fromIterable(messages).pipe(
         keyedDispatch({
           executor: single,
           throughput: 4,
@@ -243,7 +244,8 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
       ...Array.from({ length: 22 }, (_, i) => ({ key: 'b', seq: i })),
     ];
     const order = await firstValueFrom(
-      from(messages).pipe(
+      // A receiver admits them in one batch (a plain source runs each message as it arrives).
+      fromIterable(messages).pipe(
         keyedDispatch({ executor: two, throughput: 6, key: byKey, handle: (m: Msg) => [`${m.key}${m.seq}`] }),
         toArray(),
       ),

@@ -1,10 +1,16 @@
-import type { Observable, Subscriber, Subscription } from 'rxjs';
+import { type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
 import { threadLoop } from '../engine/lane-loop';
 import type { KeyedExecutor } from '../executor';
 import { GaveUp } from '../failure-policy';
 import { RingQueue } from '../internal/ring-queue';
 import type { ResolvedDispatchOptions } from '../options';
-import { isPullable, openReceiver, type ReceiverSession, type ReceiverSink } from '../receiver';
+import {
+  isPullable,
+  openReceiver,
+  type Pullable,
+  type ReceiverSession,
+  type ReceiverSink,
+} from '../receiver';
 import { type DispatchCounters, type DispatchSnapshot, statsLink } from '../stats';
 import type { ThreadExecutor } from '../threads/thread-executor';
 import { describe } from '../validate';
@@ -36,7 +42,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
   /** The receiver's session when the source is pullable; null for plain sources. */
   private session: ReceiverSession<T> | null = null;
   /** A plain source's subscription. */
-  private subscription: Subscription | null = null;
+  private subscription: SourceSubscriber<T> | null = null;
   /** Messages a plain source emitted beyond the window, admitted in order as it frees. */
   private readonly overflow = new RingQueue<T>();
   /** The source completed: the output completes once nothing is in flight. */
@@ -60,25 +66,34 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
   start(source: Observable<T>): void {
     this.router.open();
     if (this.options.stats) statsLink(this.options.stats).attach(this);
+    if (isPullable<T>(source)) this.pull(source);
+    else this.subscribeTo(source);
+  }
+
+  /** Opens a receiver and asks for a full window, as one admission batch. */
+  private pull(source: Pullable<T>): void {
     threadLoop.hold();
     try {
-      if (isPullable<T>(source)) {
-        this.session = source[openReceiver](this);
-        if (!this.closed && !this.sourceDone) {
-          this.outstanding = this.options.maxInFlight;
-          this.session.request(this.options.maxInFlight);
-        }
-      } else {
-        this.subscription = source.subscribe({
-          next: (message) => this.offer(message),
-          error: (err) => this.error(err),
-          complete: () => this.complete(),
-        });
-        if (this.closed) this.subscription.unsubscribe();
+      this.session = source[openReceiver](this);
+      if (!this.closed && !this.sourceDone) {
+        this.outstanding = this.options.maxInFlight;
+        this.session.request(this.options.maxInFlight);
       }
     } finally {
       threadLoop.release();
     }
+  }
+
+  /**
+   * Subscribes to a plain source. Each message runs as it arrives (no admission batch), as with
+   * `mergeMap`; the subscription is held before subscribing, so a teardown while a synchronous source
+   * is still emitting (a downstream `take`) stops it right there.
+   */
+  private subscribeTo(source: Observable<T>): void {
+    const subscription = new SourceSubscriber(this);
+    this.subscription = subscription;
+    if (this.closed) subscription.unsubscribe();
+    else source.subscribe(subscription);
   }
 
   // ReceiverSink: deliveries from a pullable source.
@@ -119,7 +134,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
   }
 
   /** A plain source's message: admitted if the window has room, else overflow policy. */
-  private offer(message: T): void {
+  offer(message: T): void {
     if (this.closed) return;
     if (this.inFlight < this.options.maxInFlight && this.overflow.size === 0) this.admit(message);
     else if (this.options.onOverflow === 'error')
@@ -298,4 +313,33 @@ function attempt(step: () => unknown, failures: unknown[]): void {
 export function throwAll(failures: unknown[]): void {
   if (failures.length === 1) throw failures[0];
   if (failures.length > 1) throw new AggregateError(failures, 'keyedDispatch: stopping failed');
+}
+
+/**
+ * The dispatcher's subscriber to a plain source. RxJS uses it as it is (an Observer and a
+ * Subscription), so a source that checks `closed` while it emits synchronously stops once the
+ * dispatcher tears down.
+ */
+class SourceSubscriber<T> extends Subscription implements Observer<T> {
+  constructor(
+    private readonly dispatcher: Pick<DispatchCore<T, unknown, unknown>, 'offer' | 'error' | 'complete'>,
+  ) {
+    super();
+  }
+
+  next(message: T): void {
+    if (!this.closed) this.dispatcher.offer(message);
+  }
+
+  error(err: unknown): void {
+    if (this.closed) return;
+    this.unsubscribe();
+    this.dispatcher.error(err);
+  }
+
+  complete(): void {
+    if (this.closed) return;
+    this.unsubscribe();
+    this.dispatcher.complete();
+  }
 }
