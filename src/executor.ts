@@ -1,10 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { LaneSet } from './engine/lane-set';
-import { functionOption, integerOption } from './validate';
+import { functionOption, integerOption, MAX_WORKERS, optionsObject } from './validate';
 
 /** Options of `KeyedExecutor`. */
 export interface KeyedExecutorOptions {
-  /** Lanes (workers) shared by every dispatcher given this executor. Integer ≥ 1. Default: available processors. */
+  /** Lanes (workers) shared by every dispatcher given this executor. Integer from 1 to 1,024. Default: available processors. */
   workers?: number;
   /**
    * Told of every synchronous turn on these lanes that runs `longTurnMs` or longer: a handler blocking
@@ -49,7 +49,15 @@ export class KeyedExecutor {
   private readonly stopLongTurns: (() => void) | null = null;
 
   constructor(options: KeyedExecutorOptions = {}) {
-    this.workers = integerOption('KeyedExecutor', 'workers', options?.workers, availableParallelism(), 1);
+    optionsObject('KeyedExecutor', options);
+    this.workers = integerOption(
+      'KeyedExecutor',
+      'workers',
+      options.workers,
+      availableParallelism(),
+      1,
+      MAX_WORKERS,
+    );
     const lanes = new LaneSet(this.workers);
     laneSets.set(this, lanes);
     const longTurnMs = integerOption('KeyedExecutor', 'longTurnMs', options.longTurnMs, 50, 1);

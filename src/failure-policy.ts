@@ -1,6 +1,6 @@
 import { from, Observable, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
-import { describe, functionOption, integerOption, optionsObject } from './validate';
+import { describe, functionOption, integerOption, MAX_TIMER_MS, optionsObject } from './validate';
 
 /** What a dead-letter handler is told about the message it receives. Safe to keep after the call. */
 export interface FailureContext<K> {
@@ -112,18 +112,17 @@ interface ResolvedRetryPolicy<T, K> {
  */
 export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): FailurePolicy<T, K> {
   optionsObject('retryPolicy', options);
-  const backoff = options.backoff ?? {};
-  const initialMs = numberOption('backoff.initialMs', backoff.initialMs, 100, 0, Number.POSITIVE_INFINITY);
+  const backoff = options.backoff === undefined ? {} : options.backoff;
+  if (backoff === null || typeof backoff !== 'object') {
+    throw new TypeError(
+      `retryPolicy: expected \`backoff\` to be an options object, got ${describe(backoff)}`,
+    );
+  }
+  const initialMs = numberOption('backoff.initialMs', backoff.initialMs, 100, 0, MAX_TIMER_MS);
   const policy: ResolvedRetryPolicy<T, K> = {
     maxAttempts: integerOption('retryPolicy', 'maxAttempts', options.maxAttempts, 3, 1),
     initialMs,
-    maxMs: numberOption(
-      'backoff.maxMs',
-      backoff.maxMs,
-      Math.max(10_000, initialMs),
-      initialMs,
-      Number.POSITIVE_INFINITY,
-    ),
+    maxMs: numberOption('backoff.maxMs', backoff.maxMs, Math.max(10_000, initialMs), initialMs, MAX_TIMER_MS),
     factor: numberOption('backoff.factor', backoff.factor, 2, 1, Number.POSITIVE_INFINITY),
     jitter: numberOption('backoff.jitter', backoff.jitter, 0.5, 0, 1),
     retryable:

@@ -75,7 +75,7 @@ export function resolveDispatchOptions<T, K, R>(
 ): ResolvedDispatchOptions<T, K, R> {
   optionsObject(owner, options);
   const maxInFlight = integerOption(owner, 'maxInFlight', options.maxInFlight, 256, 1);
-  const onOverflow = options.onOverflow ?? 'buffer';
+  const onOverflow = options.onOverflow === undefined ? 'buffer' : options.onOverflow;
   if (onOverflow !== 'buffer' && onOverflow !== 'error') {
     throw new TypeError(
       `${owner}: expected \`onOverflow\` to be 'buffer' or 'error', got ${describe(onOverflow)}`,

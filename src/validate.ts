@@ -10,19 +10,44 @@ export function optionsObject(owner: string, options: unknown): void {
   }
 }
 
-/** Validates an optional integer option with a lower bound, naming the option, the value and its type. */
+/**
+ * Validates an optional integer option with a lower bound (and an upper one, when given), naming the
+ * option, the value and its type.
+ */
 export function integerOption(
   owner: string,
   name: string,
   value: unknown,
   fallback: number,
   min: number,
+  max = Number.POSITIVE_INFINITY,
 ): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new TypeError(`${owner}: expected \`${name}\` to be an integer >= ${min}, got ${describe(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.POSITIVE_INFINITY ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new TypeError(`${owner}: expected \`${name}\` to be an integer ${range}, got ${describe(value)}`);
   }
   return value;
+}
+
+/**
+ * The longest delay a Node timer honours (2^31 − 1 ms, about 24.8 days): a longer one fires after 1 ms.
+ * Every duration option is bounded by it, so none can fire early.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The most lanes an executor may have: more would only compete for the same cores (and memory). */
+export const MAX_WORKERS = 1024;
+
+/** Validates an optional duration in whole milliseconds, from `min` to `MAX_TIMER_MS`. */
+export function durationOption(
+  owner: string,
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+): number {
+  return integerOption(owner, name, value, fallback, min, MAX_TIMER_MS);
 }
 
 export function functionOption<F>(owner: string, name: string, value: F): F {

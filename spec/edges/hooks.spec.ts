@@ -171,7 +171,10 @@ describe('on event-loop lanes', () => {
       );
       expect(values.map((v) => v.n)).toEqual([0, 1, 2]);
       expect(emitWarning.mock.calls).toEqual([
-        [expect.stringContaining('onLongTurn threw and is no longer called: listener threw'), expect.anything()],
+        [
+          expect.stringContaining('onLongTurn threw and is no longer called: listener threw'),
+          expect.anything(),
+        ],
       ]);
     } finally {
       emitWarning.mockRestore();

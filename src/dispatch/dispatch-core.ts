@@ -122,11 +122,14 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
     this.completeIfDone();
   }
 
+  /** Takes back the messages `matches` accepts that have not started, admitted or still overflowed. */
   discard(matches: (message: T) => boolean): T[] {
     if (this.closed) return [];
     const discarded = this.router.discard(matches);
+    this.inFlight -= discarded.length;
+    // Overflowed messages were never admitted: taken back too, behind the admitted ones (arrival order).
+    for (const m of this.overflow.removeWhere(matches)) discarded.push(m);
     if (discarded.length > 0) {
-      this.inFlight -= discarded.length;
       this.requestMore();
       this.completeIfDone();
     }

@@ -9,7 +9,7 @@ import {
 } from '../receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
 import { NOTHING, PullSession } from '../receivers/pull-session';
-import { functionOption, integerOption, optionsObject } from '../validate';
+import { durationOption, functionOption, integerOption, optionsObject } from '../validate';
 import type {
   KafkaConsumerAdapter,
   KafkaConsumerListener,
@@ -60,9 +60,9 @@ interface ResolvedOptions {
 function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
   optionsObject('KafkaReceiver', options);
   return {
-    commitIntervalMs: integerOption('KafkaReceiver', 'commitIntervalMs', options.commitIntervalMs, 1000, 1),
-    revokeTimeoutMs: integerOption('KafkaReceiver', 'revokeTimeoutMs', options.revokeTimeoutMs, 5000, 0),
-    closeTimeoutMs: integerOption('KafkaReceiver', 'closeTimeoutMs', options.closeTimeoutMs, 30000, 0),
+    commitIntervalMs: durationOption('KafkaReceiver', 'commitIntervalMs', options.commitIntervalMs, 1000, 1),
+    revokeTimeoutMs: durationOption('KafkaReceiver', 'revokeTimeoutMs', options.revokeTimeoutMs, 5000, 0),
+    closeTimeoutMs: durationOption('KafkaReceiver', 'closeTimeoutMs', options.closeTimeoutMs, 30000, 0),
     prefetch: integerOption('KafkaReceiver', 'prefetch', options.prefetch, 1000, 1),
     onFailed: failedActionOption('KafkaReceiver', options.onFailed, ['redeliver', 'ack']),
     onSettled:

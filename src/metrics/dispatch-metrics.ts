@@ -9,7 +9,7 @@ import {
   linkStats,
   statsLink,
 } from '../stats';
-import { describe, integerOption, optionsObject } from '../validate';
+import { describe, durationOption, integerOption, optionsObject } from '../validate';
 import { Histogram, type LatencySummary } from './histogram';
 
 /** Options of `DispatchMetrics`. */
@@ -199,7 +199,7 @@ export class DispatchMetrics extends DispatchStats {
    * ratios and `windowLatency` over the period before it. Never completes; unsubscribe to stop.
    */
   snapshots(periodMs: number, scheduler: SchedulerLike = this.scheduler): Observable<MetricsSnapshot> {
-    integerOption('DispatchMetrics.snapshots', 'periodMs', periodMs, 0, 1);
+    durationOption('DispatchMetrics.snapshots', 'periodMs', periodMs, 0, 1);
     return defer(() => {
       let previous = this.baseline(scheduler.now());
       return interval(periodMs, scheduler).pipe(

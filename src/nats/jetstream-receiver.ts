@@ -3,7 +3,7 @@ import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
 import { ClosableReceiver } from '../receivers/closable-receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
 import { PullSession } from '../receivers/pull-session';
-import { describe, functionOption, integerOption, optionsObject } from '../validate';
+import { describe, durationOption, functionOption, integerOption, optionsObject } from '../validate';
 import { type JetStreamMessage, toMessage } from './message';
 
 /**
@@ -70,8 +70,8 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
   }
   return {
     consumer: options.consumer,
-    expiresMs: integerOption(owner, 'expiresMs', options.expiresMs, 5000, 1000),
-    closeTimeoutMs: integerOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
+    expiresMs: durationOption(owner, 'expiresMs', options.expiresMs, 5000, 1000),
+    closeTimeoutMs: durationOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
     fail: failedAction(owner, options.onFailed),
     onSettled:
       options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled),

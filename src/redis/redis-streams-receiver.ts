@@ -3,7 +3,7 @@ import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
 import { ClosableReceiver } from '../receivers/closable-receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
 import { PullSession } from '../receivers/pull-session';
-import { describe, functionOption, integerOption, optionsObject } from '../validate';
+import { describe, durationOption, functionOption, optionsObject } from '../validate';
 import { type RedisStreamMessage, toMessage } from './message';
 
 /** Options of `fromRedisStreams`. Invalid values throw a `TypeError` naming the option. */
@@ -94,10 +94,10 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     streams: [...streams],
     group: nameOption(owner, 'group', options.group),
     consumer: nameOption(owner, 'consumer', options.consumer),
-    blockMs: integerOption(owner, 'blockMs', options.blockMs, 1000, 1),
-    claimMinIdleMs: integerOption(owner, 'claimMinIdleMs', options.claimMinIdleMs, 30_000, 0),
-    claimIntervalMs: integerOption(owner, 'claimIntervalMs', options.claimIntervalMs, 5000, 1),
-    closeTimeoutMs: integerOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
+    blockMs: durationOption(owner, 'blockMs', options.blockMs, 1000, 1),
+    claimMinIdleMs: durationOption(owner, 'claimMinIdleMs', options.claimMinIdleMs, 30_000, 0),
+    claimIntervalMs: durationOption(owner, 'claimIntervalMs', options.claimIntervalMs, 5000, 1),
+    closeTimeoutMs: durationOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
     onFailed: failedActionOption(owner, options.onFailed, ['redeliver', 'ack'], { pending: 'redeliver' }),
     onSettled:
       options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled),

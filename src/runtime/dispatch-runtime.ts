@@ -13,7 +13,7 @@ import { KeyedExecutor } from '../executor';
 
 import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from '../options';
 import { ThreadExecutor } from '../threads/thread-executor';
-import { describe, integerOption, optionsObject } from '../validate';
+import { describe, durationOption, optionsObject } from '../validate';
 import { Intake } from './intake';
 
 /** One dispatcher of a runtime: where its messages come from, how they are handled, where results go. */
@@ -188,8 +188,8 @@ export class DispatchRuntime {
    */
   stopGracefully(options: GracefulStopOptions = {}): Promise<StopReport> {
     if (this.stopping !== null) return this.stopping;
-    const timeout = integerOption('stopGracefully', 'timeout', options.timeout, 30_000, 0);
-    const quietPeriod = integerOption('stopGracefully', 'quietPeriod', options.quietPeriod, 0, 0);
+    const timeout = durationOption('stopGracefully', 'timeout', options.timeout, 30_000, 0);
+    const quietPeriod = durationOption('stopGracefully', 'quietPeriod', options.quietPeriod, 0, 0);
     const drain = options.drain ?? 'all';
     if (drain !== 'all' && drain !== 'running') {
       throw new TypeError(

@@ -1,11 +1,11 @@
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
-import { describe, integerOption, optionsObject } from '../validate';
+import { describe, integerOption, MAX_WORKERS, optionsObject } from '../validate';
 import { ThreadLanes } from './thread-lanes';
 
 /** Options of `ThreadExecutor`. */
 export interface ThreadExecutorOptions {
-  /** Worker threads shared by every dispatcher given this executor. Integer ≥ 1. Default: available processors. */
+  /** Worker threads shared by every dispatcher given this executor. Integer from 1 to 1,024. Default: available processors. */
   workers?: number;
   /** V8 heap limits of each thread (`worker_threads` `resourceLimits`); a thread that exceeds them dies and is replaced. Default: Node's. */
   resourceLimits?: ResourceLimits;
@@ -73,7 +73,14 @@ export class ThreadExecutor {
 
   constructor(options: ThreadExecutorOptions = {}) {
     optionsObject('ThreadExecutor', options);
-    this.workers = integerOption('ThreadExecutor', 'workers', options.workers, availableParallelism(), 1);
+    this.workers = integerOption(
+      'ThreadExecutor',
+      'workers',
+      options.workers,
+      availableParallelism(),
+      1,
+      MAX_WORKERS,
+    );
     const maxRespawnsPerMinute = integerOption(
       'ThreadExecutor',
       'maxRespawnsPerMinute',

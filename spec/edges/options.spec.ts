@@ -1,0 +1,120 @@
+import {
+  DispatchMetrics,
+  DispatchRuntime,
+  fromIterable,
+  KeyedExecutor,
+  keyedDispatch,
+  retryPolicy,
+  ThreadExecutor,
+} from 'keyed-dispatch';
+import { Subject } from 'rxjs';
+
+const handle = (n: number) => [n];
+const key = (n: number) => n;
+
+describe('option validation', () => {
+  it.each([
+    ['an empty object', {}],
+    ['a string', 'x'],
+  ])('rejects `executor` as %s when keyedDispatch is called, naming the option', (_what, executor) => {
+    expect(() => keyedDispatch({ key, handle, executor: executor as never })).toThrow(
+      /keyedDispatch: expected `executor` to be a KeyedExecutor or a ThreadExecutor, got/,
+    );
+  });
+
+  it('rejects `stats` that is not a DispatchStats when keyedDispatch is called', () => {
+    expect(() => keyedDispatch({ key, handle, stats: 5 as never })).toThrow(
+      'keyedDispatch: expected `stats` to be a DispatchStats or DispatchMetrics, got 5 (number)',
+    );
+  });
+
+  it('rejects `onOverflow: null` instead of taking the default', () => {
+    expect(() => keyedDispatch({ key, handle, onOverflow: null as never })).toThrow(
+      "keyedDispatch: expected `onOverflow` to be 'buffer' or 'error', got null",
+    );
+  });
+
+  it.each([
+    ['KeyedExecutor', KeyedExecutor],
+    ['ThreadExecutor', ThreadExecutor],
+  ])('names `workers` when a %s is asked for 2 ** 32 lanes', (name, Executor) => {
+    expect(() => new (Executor as typeof KeyedExecutor)({ workers: 2 ** 32 })).toThrow(
+      `${name}: expected \`workers\` to be an integer from 1 to 1024, got 4294967296 (number)`,
+    );
+  });
+
+  it.each([
+    ['a number', 5, '5 (number)'],
+    ['null', null, 'null'],
+  ])('rejects a `backoff` of %s in retryPolicy', (_what, backoff, shown) => {
+    expect(() => retryPolicy({ backoff: backoff as never })).toThrow(
+      `retryPolicy: expected \`backoff\` to be an options object, got ${shown}`,
+    );
+  });
+
+  it('rejects negative `resourceLimits` of a ThreadExecutor, naming the field', () => {
+    expect(() => new ThreadExecutor({ resourceLimits: { maxOldGenerationSizeMb: -1 } })).toThrow(
+      'ThreadExecutor: expected `resourceLimits.maxOldGenerationSizeMb` to be a number > 0, got -1 (number)',
+    );
+  });
+
+  it('rejects a runtime component without a `source` at construction, naming the component', () => {
+    expect(
+      () =>
+        new DispatchRuntime({
+          components: [{ name: 'orders', source: undefined as never, dispatch: { key, handle } }],
+        }),
+    ).toThrow(
+      "DispatchRuntime: components[0] ('orders'): expected `source` to be an Observable or a receiver, got undefined",
+    );
+  });
+
+  it('rejects a runtime executor of another kind at construction', () => {
+    expect(
+      () =>
+        new DispatchRuntime({
+          executor: {} as never,
+          components: [{ name: 'a', source: fromIterable([1]), dispatch: { key, handle } }],
+        }),
+    ).toThrow(
+      'DispatchRuntime: expected `executor` to be a KeyedExecutor or a ThreadExecutor, got an object (object)',
+    );
+  });
+});
+
+describe('durations', () => {
+  const tooLong = 2 ** 31;
+
+  it('rejects a stop timeout longer than a timer can wait, instead of cutting the work after a millisecond', async () => {
+    const runtime = new DispatchRuntime({
+      components: [{ name: 'a', source: new Subject<number>(), dispatch: { key, handle } }],
+    }).start();
+    expect(() => runtime.stopGracefully({ timeout: 2 ** 32 })).toThrow(
+      'stopGracefully: expected `timeout` to be an integer from 0 to 2147483647, got 4294967296 (number)',
+    );
+    expect(() => runtime.stopGracefully({ quietPeriod: tooLong })).toThrow(
+      /`quietPeriod` to be an integer from 0 to 2147483647/,
+    );
+    await runtime.forceStop();
+  });
+
+  it.each([
+    ['initialMs', { initialMs: tooLong }],
+    ['maxMs', { maxMs: tooLong }],
+  ])(
+    'rejects a backoff `%s` longer than a timer can wait, instead of retrying after a millisecond',
+    (name, backoff) => {
+      expect(() => retryPolicy({ backoff })).toThrow(`\`backoff.${name}\` to be a number between`);
+    },
+  );
+
+  it('rejects a metrics period longer than a timer can wait', () => {
+    expect(() => new DispatchMetrics().snapshots(tooLong)).toThrow(
+      'DispatchMetrics.snapshots: expected `periodMs` to be an integer from 1 to 2147483647, got 2147483648 (number)',
+    );
+  });
+
+  it('accepts the longest duration a timer can wait', () => {
+    expect(() => retryPolicy({ backoff: { initialMs: 2 ** 31 - 1 } })).not.toThrow();
+  });
+});
