@@ -36,7 +36,7 @@ describe('keyedDispatch options', () => {
 
   it('throws for an executor with an invalid worker count', () => {
     expect(() => new KeyedExecutor({ workers: 0 })).toThrow(
-      new TypeError('KeyedExecutor: expected `workers` to be an integer >= 1, got 0 (number)'),
+      new TypeError('KeyedExecutor: expected `workers` to be an integer from 1 to 1024, got 0 (number)'),
     );
   });
 

@@ -307,7 +307,7 @@ describe('retryPolicy on keyedDispatch', () => {
       'retryPolicy: expected `backoff.jitter` to be a number between 0 and 1, got 2 (number)',
     );
     expect(() => retryPolicy({ backoff: { initialMs: 50, maxMs: 10 } })).toThrow(
-      'retryPolicy: expected `backoff.maxMs` to be a number >= 50, got 10 (number)',
+      'retryPolicy: expected `backoff.maxMs` to be a number between 50 and 2147483647, got 10 (number)',
     );
     expect(() => retryPolicy({ backoff: { factor: 0.5 } })).toThrow('`backoff.factor` to be a number >= 1');
     expect(() => retryPolicy({ retryable: 'yes' as never })).toThrow(

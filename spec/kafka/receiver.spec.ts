@@ -281,7 +281,7 @@ describe('KafkaReceiver with a real broker', () => {
       'KafkaReceiver: expected `prefetch` to be an integer >= 1, got 0 (number)',
     );
     expect(() => new KafkaReceiver(adapter, { commitIntervalMs: 1.5 })).toThrow(
-      'KafkaReceiver: expected `commitIntervalMs` to be an integer >= 1, got 1.5 (number)',
+      'KafkaReceiver: expected `commitIntervalMs` to be an integer from 1 to 2147483647, got 1.5 (number)',
     );
     expect(() => new KafkaReceiver(adapter, { onFailed: 'nak' as never })).toThrow(
       "KafkaReceiver: expected `onFailed` to be 'redeliver' or 'ack', got 'nak' (string)",

@@ -297,7 +297,7 @@ describe('thread lanes', () => {
 
   it('rejects invalid options and mismatched lane kinds, naming the option and the value', () => {
     expect(() => new ThreadExecutor({ workers: 0 })).toThrow(
-      'ThreadExecutor: expected `workers` to be an integer >= 1, got 0 (number)',
+      'ThreadExecutor: expected `workers` to be an integer from 1 to 1024, got 0 (number)',
     );
     expect(() => new ThreadExecutor({ maxRespawnsPerMinute: -1 })).toThrow(
       '`maxRespawnsPerMinute` to be an integer >= 0, got -1 (number)',

@@ -314,7 +314,7 @@ describe('DispatchMetrics', () => {
       'DispatchMetrics: expected `longTurnMs` to be a number > 0, got -1 (number)',
     );
     expect(() => new DispatchMetrics().snapshots(0)).toThrow(
-      'DispatchMetrics.snapshots: expected `periodMs` to be an integer >= 1, got 0 (number)',
+      'DispatchMetrics.snapshots: expected `periodMs` to be an integer from 1 to 2147483647, got 0 (number)',
     );
   });
 });

@@ -260,7 +260,7 @@ describe('fromJetStream', () => {
       'fromJetStream: expected `onFailed.redeliverAfterMs` to be an integer >= 0, got -1 (number)',
     );
     expect(() => fromJetStream({ consumer, closeTimeoutMs: 1.5 })).toThrow(
-      'fromJetStream: expected `closeTimeoutMs` to be an integer >= 0, got 1.5 (number)',
+      'fromJetStream: expected `closeTimeoutMs` to be an integer from 0 to 2147483647, got 1.5 (number)',
     );
     expect(() => fromJetStream({ consumer, onFailed: 'nak' })).not.toThrow();
     expect(() => fromJetStream({ consumer, onFailed: { nakDelayMs: 100 } })).not.toThrow();

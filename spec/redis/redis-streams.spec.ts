@@ -278,7 +278,7 @@ describe('fromRedisStreams', () => {
       "fromRedisStreams: expected `onFailed` to be 'redeliver' or 'ack', got 'drop' (string)",
     );
     expect(() => fromRedisStreams({ ...options, closeTimeoutMs: -1 })).toThrow(
-      'fromRedisStreams: expected `closeTimeoutMs` to be an integer >= 0, got -1 (number)',
+      'fromRedisStreams: expected `closeTimeoutMs` to be an integer from 0 to 2147483647, got -1 (number)',
     );
     expect(() => fromRedisStreams({ ...options, onFailed: 'pending' })).not.toThrow();
   });

@@ -417,7 +417,7 @@ describe('DispatchRuntime lifecycle', () => {
       executor: new KeyedExecutor({ workers: 1 }),
     });
     expect(() => runtime.stopGracefully({ timeout: -1 })).toThrow(
-      'stopGracefully: expected `timeout` to be an integer >= 0, got -1 (number)',
+      'stopGracefully: expected `timeout` to be an integer from 0 to 2147483647, got -1 (number)',
     );
     expect(() => runtime.stopGracefully({ drain: 'some' as never })).toThrow(
       "stopGracefully: expected `drain` to be 'all' or 'running', got 'some' (string)",
