@@ -4,7 +4,7 @@ import { type MonoTypeOperatorFunction, type Observable, take, takeUntil, tap, t
 import { FIXTURES, type LaneKind, laneKinds } from './lane-kinds';
 import { sharedInts, waitUntil, within } from './shared-state';
 
-type Kind = 'sync' | 'microtask' | 'macrotask' | 'throw' | 'reject';
+type Kind = 'sync' | 'microtask' | 'macrotask' | 'thenable' | 'throw' | 'reject';
 
 /** A message of the model: what the `model` fixture handler needs to record its run. */
 interface ModelMsg {
@@ -30,7 +30,7 @@ const scenario = fc.record({
   messages: fc.array(
     fc.record({
       key: fc.nat(),
-      kind: fc.constantFrom<Kind>('sync', 'sync', 'microtask', 'macrotask', 'macrotask', 'throw', 'reject'),
+      kind: fc.constantFrom<Kind>('sync', 'sync', 'microtask', 'macrotask', 'macrotask', 'thenable', 'throw', 'reject'),
     }),
     { maxLength: 40, size: 'medium' },
   ),
@@ -38,6 +38,8 @@ const scenario = fc.record({
   maxInFlight: fc.integer({ min: 1, max: 20 }),
   throughput: fc.integer({ min: 1, max: 8 }),
   cancel: cancellation,
+  /** The message whose settlement hook throws (an acknowledgement that fails), if any. */
+  throwOnSettle: fc.option(fc.nat({ max: 60 }), { freq: 4 }),
 });
 type Scenario = typeof scenario extends fc.Arbitrary<infer S> ? S : never;
 
@@ -61,11 +63,16 @@ async function check(kind: LaneKind, executor: ReturnType<LaneKind['executor']>[
     return { key: `k${keyIndex}`, keyIndex, n: id, id, kind, perKey, log, starts, ends };
   });
   const broken: string[] = [];
+  let hookThrew = false;
   const settlements: Settlement[][] = input.map(() => []);
   const onSettled = (m: ModelMsg, outcome: Settlement) => {
     if (Atomics.load(ends, m.id) !== 1)
       broken.push(`message ${m.id} settled ${outcome} before its handler ended`);
     settlements[m.id].push(outcome);
+    if (m.id === s.throwOnSettle) {
+      hookThrew = true;
+      throw new Error(`onSettled threw for ${m.id}`);
+    }
   };
   const values: number[] = [];
   const ended: { by?: 'complete' | 'error' } = {};
@@ -115,6 +122,7 @@ async function check(kind: LaneKind, executor: ReturnType<LaneKind['executor']>[
     if (ended.by === 'complete' && outcomes.length !== 1)
       broken.push(`the output completed, message ${m.id} settled ${outcomes.length} times`);
   }
+  if (ended.by === 'complete' && hookThrew) broken.push('the output completed although onSettled threw');
   if (
     ended.by === 'complete' &&
     values
