@@ -33,7 +33,7 @@ export { ClosableReceiver } from './receivers/closable-receiver';
 export type { FailedAction } from './receivers/failed-action';
 export { fromAsyncIterable } from './receivers/from-async-iterable';
 export { fromIterable } from './receivers/from-iterable';
-export { LocalBus, LocalBusClosedError } from './receivers/local-bus';
+export { LocalBus, LocalBusClosedError, type LocalBusOptions } from './receivers/local-bus';
 export { NOTHING, PullSession } from './receivers/pull-session';
 export {
   type AnyRuntimeComponent,

@@ -54,15 +54,33 @@ export function isPullable<T>(source: unknown): source is Pullable<T> {
 }
 
 /**
- * Base class of receivers: pullable by `keyedDispatch`, and a plain Observable for everything else.
- * Subscribed as a plain Observable (for instance behind another operator), a receiver has no window to
- * honour: it requests without limit and settles each message as `done` as soon as the subscriber's
- * `next` returns — acknowledgement on receipt. Put `keyedDispatch` directly after a receiver to get
- * acknowledgement after handling and backpressure.
+ * Base class of receivers: pullable by `keyedDispatch`, which acknowledges each message after its handler
+ * finished. Subscribed as a plain Observable — directly, or behind any other operator (`map`, `filter`,
+ * `merge`…) — a receiver has no window to honour and could only acknowledge each message on receipt, so
+ * it refuses: the subscription errors at once with a `TypeError` that says how to fix it, without opening
+ * the transport, pulling a message or settling anything. Transform messages in `keyedDispatch`'s `key`
+ * and `handle` instead (see the README, "Transforming messages"), or opt into at-most-once delivery
+ * explicitly with `acknowledgeOnReceipt()`.
  */
 export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
-  constructor() {
+  /** `name`: how errors name this receiver (`fromIterable()`); its class name by default. */
+  constructor(name?: string) {
     super((subscriber) => {
+      subscriber.error(new TypeError(notPipedStraight(name ?? this.constructor.name)));
+    });
+  }
+
+  abstract [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T>;
+
+  /**
+   * The explicit opt-in to **at-most-once** delivery: a plain Observable of this receiver's messages that
+   * settles each one `done` as soon as its subscriber's `next` returns — acknowledgement on receipt,
+   * before any handler ran, so a crash loses what was received and not yet handled. It requests without
+   * limit (nothing backpressures the transport) and cancels the session on unsubscribe. Each subscription
+   * opens a session of its own.
+   */
+  acknowledgeOnReceipt(): Observable<T> {
+    return new Observable<T>((subscriber) => {
       const session: ReceiverSession<T> = this[openReceiver]({
         next: (message) => {
           subscriber.next(message);
@@ -77,18 +95,36 @@ export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
       session.request(Number.POSITIVE_INFINITY);
     });
   }
-
-  abstract [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T>;
 }
 
-/** A receiver whose every subscription opens its session with `open`. */
-export function createReceiver<T>(open: (sink: ReceiverSink<T>) => ReceiverSession<T>): Receiver<T> {
-  return new OpenedBy(open);
+function notPipedStraight(name: string): string {
+  return (
+    `${name} must be piped straight into keyedDispatch, which acknowledges each message after its ` +
+    'handler finished; it was subscribed as a plain Observable (directly, or behind another operator), ' +
+    'which could only acknowledge each message on receipt. To deserialize, filter or enrich messages ' +
+    "first, do it in keyedDispatch's `key` and `handle` (see the README, 'Transforming messages'); or " +
+    "subscribe to the receiver's `.acknowledgeOnReceipt()` to accept at-most-once delivery (a crash " +
+    'loses what was received and not yet handled).'
+  );
+}
+
+/**
+ * A receiver whose every subscription opens its session with `open`; `name` is how errors name it
+ * (`fromIterable()`).
+ */
+export function createReceiver<T>(
+  open: (sink: ReceiverSink<T>) => ReceiverSession<T>,
+  name = 'createReceiver()',
+): Receiver<T> {
+  return new OpenedBy(open, name);
 }
 
 class OpenedBy<T> extends Receiver<T> {
-  constructor(private readonly open: (sink: ReceiverSink<T>) => ReceiverSession<T>) {
-    super();
+  constructor(
+    private readonly open: (sink: ReceiverSink<T>) => ReceiverSession<T>,
+    name: string,
+  ) {
+    super(name);
   }
 
   [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {

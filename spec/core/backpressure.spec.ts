@@ -177,8 +177,8 @@ describe('keyedDispatch backpressure', () => {
   });
 
   describe('LocalBus', () => {
-    it('resolves send() only when the dispatcher admits the message', async () => {
-      const bus = new LocalBus<Msg>();
+    it('with maxPending: 0, resolves send() only when the dispatcher admits the message', async () => {
+      const bus = new LocalBus<Msg>({ maxPending: 0 });
       const gates = new Gates();
       const sub = bus
         .receive()

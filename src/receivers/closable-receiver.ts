@@ -10,12 +10,16 @@ export class ClosableReceiver<T> extends Receiver<T> {
   private readonly sessions = new Set<PullSession<T>>();
   private closing: Promise<void> | null = null;
 
-  /** `closeTimeoutMs`: how long `close()` waits for delivered messages to settle. */
+  /**
+   * `closeTimeoutMs`: how long `close()` waits for delivered messages to settle; `name`: how errors name
+   * the receiver (`fromSpool()`), `ClosableReceiver` by default.
+   */
   constructor(
     private readonly open: (sink: ReceiverSink<T>) => PullSession<T>,
     private readonly closeTimeoutMs: number,
+    name?: string,
   ) {
-    super();
+    super(name);
   }
 
   [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {

@@ -19,6 +19,7 @@ export function fromAsyncIterable<T>(
 ): Receiver<T> {
   return createReceiver(
     (sink) => new AsyncIterableSession(iterable[Symbol.asyncIterator](), sink, options.onSettled),
+    'fromAsyncIterable()',
   );
 }
 

@@ -15,7 +15,7 @@ export function fromIterable<T>(iterable: Iterable<T>, options: ReceiverOptions<
   return createReceiver((sink) => {
     const iterator = Array.isArray(iterable) ? arrayCursor<T>(iterable) : iterable[Symbol.iterator]();
     return new IterableSession(iterator, sink, options.onSettled);
-  });
+  }, 'fromIterable()');
 }
 
 /** One subscription: the iterator, pulled one item per unit of demand. */
