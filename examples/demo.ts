@@ -53,7 +53,8 @@ async function main(): Promise<void> {
     const account = i % HOT_EVERY === 0 ? 'account-hot' : `account-${i % KEYS}`;
     const seq = nextSeq.get(account) ?? 0;
     nextSeq.set(account, seq + 1);
-    // Resolves once the dispatcher admits the message: the sender is paced by the window.
+    // Resolves once the message is queued for the dispatcher (at once while fewer than `maxPending`,
+    // 1,024 by default, wait): a sender that awaits it is paced by the window beyond that.
     await bus.send({ account, seq, sentAt: performance.now() });
   }
   bus.close();

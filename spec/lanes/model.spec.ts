@@ -30,7 +30,16 @@ const scenario = fc.record({
   messages: fc.array(
     fc.record({
       key: fc.nat(),
-      kind: fc.constantFrom<Kind>('sync', 'sync', 'microtask', 'macrotask', 'macrotask', 'thenable', 'throw', 'reject'),
+      kind: fc.constantFrom<Kind>(
+        'sync',
+        'sync',
+        'microtask',
+        'macrotask',
+        'macrotask',
+        'thenable',
+        'throw',
+        'reject',
+      ),
     }),
     { maxLength: 40, size: 'medium' },
   ),

@@ -56,7 +56,11 @@ interface ResolvedOptions {
  */
 export function fromJetStream(options: JetStreamOptions): ClosableReceiver<JetStreamMessage> {
   const resolved = resolveOptions(options);
-  return new ClosableReceiver((sink) => new JetStreamSession(resolved, sink), resolved.closeTimeoutMs);
+  return new ClosableReceiver(
+    (sink) => new JetStreamSession(resolved, sink),
+    resolved.closeTimeoutMs,
+    'fromJetStream()',
+  );
 }
 
 function resolveOptions(options: JetStreamOptions): ResolvedOptions {

@@ -64,7 +64,11 @@ interface ResolvedOptions {
  */
 export function fromRedisStreams(options: RedisStreamsOptions): ClosableReceiver<RedisStreamMessage> {
   const resolved = resolveOptions(options);
-  return new ClosableReceiver((sink) => new RedisStreamsSession(resolved, sink), resolved.closeTimeoutMs);
+  return new ClosableReceiver(
+    (sink) => new RedisStreamsSession(resolved, sink),
+    resolved.closeTimeoutMs,
+    'fromRedisStreams()',
+  );
 }
 
 function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
