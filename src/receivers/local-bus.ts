@@ -110,16 +110,16 @@ const closedError = (): unknown => new LocalBusClosedError();
  */
 export class LocalBus<T> {
   /** Subscribed receivers; replaced, never changed in place, so a send iterates a stable list. */
-  private consumers: BusConsumer<T>[] = [];
+  #consumers: BusConsumer<T>[] = [];
   /** Sent while no receiver was subscribed; becomes the first receiver's queue. */
-  private waiting: SendQueue<T>;
-  private closed = false;
-  private readonly maxPending: number;
+  #waiting: SendQueue<T>;
+  #closed = false;
+  readonly #maxPending: number;
 
   constructor(options: LocalBusOptions = {}) {
     optionsObject('LocalBus', options);
-    this.maxPending = integerOption('LocalBus', 'maxPending', options.maxPending, DEFAULT_MAX_PENDING, 0);
-    this.waiting = new SendQueue(this.maxPending);
+    this.#maxPending = integerOption('LocalBus', 'maxPending', options.maxPending, DEFAULT_MAX_PENDING, 0);
+    this.#waiting = new SendQueue(this.#maxPending);
   }
 
   /**
@@ -129,10 +129,10 @@ export class LocalBus<T> {
    * receiver leaves while the message still waits for room in its queue.
    */
   send(message: T): Promise<void> {
-    if (this.closed) return Promise.reject(new LocalBusClosedError());
-    const consumers = this.consumers;
+    if (this.#closed) return Promise.reject(new LocalBusClosedError());
+    const consumers = this.#consumers;
     if (consumers.length === 1) return consumers[0].offer(message);
-    if (consumers.length === 0) return this.waiting.push(message);
+    if (consumers.length === 0) return this.#waiting.push(message);
     let waits: Promise<void>[] | null = null;
     for (const consumer of consumers) {
       const offered = consumer.offer(message);
@@ -145,8 +145,8 @@ export class LocalBus<T> {
   /** A receiver of everything sent from now on (plus what waited for a first receiver). */
   receive(options: ReceiverOptions<T> = {}): Receiver<T> {
     return createReceiver((sink) => {
-      const consumer = new BusConsumer(this, this.takeWaiting(), sink, options.onSettled);
-      this.join(consumer);
+      const consumer = new BusConsumer((c) => this.#leave(c), this.#takeWaiting(), sink, options.onSettled);
+      this.#join(consumer);
       return consumer;
     }, 'LocalBus.receive()');
   }
@@ -157,15 +157,15 @@ export class LocalBus<T> {
    * waited for room: those senders are rejected with `LocalBusClosedError`.
    */
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.waiting.rejectWaiting(closedError);
-    for (const consumer of this.consumers) consumer.closeAfterQueue();
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#waiting.rejectWaiting(closedError);
+    for (const consumer of this.#consumers) consumer.closeAfterQueue();
   }
 
   /** Subscribed receivers right now. */
   get receivers(): number {
-    return this.consumers.length;
+    return this.#consumers.length;
   }
 
   /**
@@ -173,27 +173,26 @@ export class LocalBus<T> {
    * those waiting for a first receiver): what the bus holds in memory.
    */
   get pending(): number {
-    let n = this.waiting.size;
-    for (const consumer of this.consumers) n += consumer.queued;
+    let n = this.#waiting.size;
+    for (const consumer of this.#consumers) n += consumer.queued;
     return n;
   }
 
   /** The queue for a new receiver: what waited for a first receiver, if it is the first. */
-  private takeWaiting(): SendQueue<T> {
-    if (this.consumers.length > 0 || this.waiting.size === 0) return new SendQueue(this.maxPending);
-    const queue = this.waiting;
-    this.waiting = new SendQueue(this.maxPending);
+  #takeWaiting(): SendQueue<T> {
+    if (this.#consumers.length > 0 || this.#waiting.size === 0) return new SendQueue(this.#maxPending);
+    const queue = this.#waiting;
+    this.#waiting = new SendQueue(this.#maxPending);
     return queue;
   }
 
-  private join(consumer: BusConsumer<T>): void {
-    this.consumers = [...this.consumers, consumer];
-    if (this.closed) consumer.closeAfterQueue();
+  #join(consumer: BusConsumer<T>): void {
+    this.#consumers = [...this.#consumers, consumer];
+    if (this.#closed) consumer.closeAfterQueue();
   }
 
-  /** @internal */
-  leave(consumer: BusConsumer<T>): void {
-    this.consumers = this.consumers.filter((c) => c !== consumer);
+  #leave(consumer: BusConsumer<T>): void {
+    this.#consumers = this.#consumers.filter((c) => c !== consumer);
   }
 }
 
@@ -203,7 +202,8 @@ class BusConsumer<T> extends PullSession<T> {
   private busClosed = false;
 
   constructor(
-    private readonly bus: LocalBus<T>,
+    /** Takes the consumer off its bus. */
+    private readonly leave: (consumer: BusConsumer<T>) => void,
     /** Sent to this receiver and not yet delivered (no demand yet). */
     private readonly queue: SendQueue<T>,
     sink: ReceiverSink<T>,
@@ -246,7 +246,7 @@ class BusConsumer<T> extends PullSession<T> {
   }
 
   protected override close(): void {
-    this.bus.leave(this);
+    this.leave(this);
     // What it had not delivered goes with it; senders still waiting for room in it are told so.
     this.queue.clear(closedError);
   }
