@@ -39,9 +39,9 @@ export class TrackedKafkaMessage implements KafkaMessage {
     readonly topic: string,
     readonly partition: number,
     record: KafkaRecord,
-    /** @internal The partition tracker (of one assignment) this message belongs to. */
+    /** The partition tracker (of one assignment) this message belongs to. */
     readonly tracker: PartitionTracker,
-    /** @internal The message's position in its tracker. */
+    /** The message's position in its tracker. */
     readonly seq: number,
   ) {
     this.key = record.key;

@@ -50,7 +50,7 @@ export class Intake<T> {
         });
   }
 
-  /** @internal the dispatcher opened the pullable source. */
+  /** The dispatcher opened the pullable source. */
   connect(sink: ReceiverSink<T>, upstream: Pullable<T>): ReceiverSession<T> {
     this.sink = sink;
     const intake = this;
