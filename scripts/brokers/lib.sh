@@ -11,11 +11,22 @@ elapsed() { echo "$(( ($(date +%s%N) - T0) / 1000000 ))ms"; }
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
+# The broker scripts start in parallel, and two apt-get runs at once fail on apt's locks: every apt call
+# here takes one shared lock first (and apt itself waits for its own lock a while, for other users).
+APT_LOCK="${APT_LOCK:-/var/lock/keyed-dispatch-apt.lock}"
+apt_get() {
+  if command -v flock >/dev/null 2>&1; then
+    $SUDO flock -w 600 "$APT_LOCK" apt-get -o DPkg::Lock::Timeout=300 "$@"
+  else
+    $SUDO apt-get -o DPkg::Lock::Timeout=300 "$@"
+  fi
+}
+
 APT_UPDATED=0
 apt_update() {
   if [ "$APT_UPDATED" -eq 0 ]; then
     log "apt-get update"
-    $SUDO apt-get update -qq
+    apt_get update -qq
     APT_UPDATED=1
   fi
 }
@@ -29,11 +40,11 @@ apt_install() {
   export DEBIAN_FRONTEND=noninteractive
   if ! apt_lists_fresh; then apt_update; fi
   log "apt-get install $*"
-  if ! $SUDO apt-get install -y -qq --no-install-recommends "$@"; then
+  if ! apt_get install -y -qq --no-install-recommends "$@"; then
     if [ "$APT_UPDATED" -eq 1 ]; then return 1; fi
     log "install failed with existing apt lists; updating and retrying once"
     apt_update
-    $SUDO apt-get install -y -qq --no-install-recommends "$@"
+    apt_get install -y -qq --no-install-recommends "$@"
   fi
 }
 
