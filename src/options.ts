@@ -32,6 +32,20 @@ export interface KeyedDispatchOptions<T, K, R> {
    * for more; more are requested in batches of `max(1, floor(maxInFlight / 16))`. Integer ≥ 1. Default 256.
    */
   maxInFlight?: number;
+  /**
+   * Unfinished messages one key may hold inside the window (its share), so a hot key cannot fill the
+   * window and stall every other key. A key's messages beyond its share wait outside the window, parked
+   * in arrival order (they still run in order, after its admitted ones). Integer from 1 to `maxInFlight`.
+   * Default `max(1, floor(maxInFlight / 4))` (64 of the default 256).
+   */
+  maxPerKey?: number;
+  /**
+   * Messages that may wait parked outside the window, over all keys. The dispatcher asks its receiver
+   * only for what it could park if every requested message belonged to a key at its share, so memory
+   * stays bounded (`maxInFlight + maxParked` messages held at most): when the parking area is full,
+   * intake stops until parked messages enter the window. Integer ≥ 1. Default `maxInFlight`.
+   */
+  maxParked?: number;
   /** Messages one key runs in one turn while they complete synchronously, before others on its lane get a turn. Integer ≥ 1. Default 16. */
   throughput?: number;
   /**
@@ -59,6 +73,8 @@ export interface ResolvedDispatchOptions<T, K, R> {
   /** Of the handler's lane kind: a ThreadExecutor exactly when `threadHandler` is set. */
   executor: KeyedExecutor | ThreadExecutor;
   maxInFlight: number;
+  maxPerKey: number;
+  maxParked: number;
   batch: number;
   throughput: number;
   onOverflow: 'buffer' | 'error';
@@ -109,6 +125,15 @@ export function resolveDispatchOptions<T, K, R>(
     threadHandler,
     executor: executorOf(owner, options.executor, threadHandler),
     maxInFlight,
+    maxPerKey: integerOption(
+      owner,
+      'maxPerKey',
+      options.maxPerKey,
+      Math.max(1, Math.floor(maxInFlight / 4)),
+      1,
+      maxInFlight,
+    ),
+    maxParked: integerOption(owner, 'maxParked', options.maxParked, maxInFlight, 1),
     batch: Math.max(1, Math.floor(maxInFlight / 16)),
     throughput: integerOption(owner, 'throughput', options.throughput, 16, 1),
     onOverflow,

@@ -19,6 +19,10 @@ export interface DispatchSnapshot {
   readonly failed: number;
   /** Messages of a plain source waiting outside the window (`onOverflow: 'buffer'`). */
   readonly overflow: number;
+  /** Messages of keys at their share (`maxPerKey`), waiting outside the window. */
+  readonly parked: number;
+  /** The share of the window one key may hold. */
+  readonly maxPerKey: number;
 }
 
 /** What a running dispatcher offers its stats object. */
@@ -28,8 +32,17 @@ export interface DispatchCounters {
   snapshot(): DispatchSnapshot;
   /** Unfinished messages of `key` (0 when it has no mailbox). */
   backlogOf(key: unknown): number;
-  /** The `n` keys with the most unfinished messages, largest first. */
-  hotKeys(n: number): Array<{ key: unknown; backlog: number }>;
+  /** The `n` keys with the most unfinished messages (parked ones included), largest first. */
+  hotKeys(n: number): HotKey[];
+}
+
+/** A key with unfinished messages, in `hotKeys`. */
+export interface HotKey {
+  readonly key: unknown;
+  /** Its unfinished messages: running, queued in its mailbox, and parked. */
+  readonly backlog: number;
+  /** Of those, how many wait outside the window because the key holds its whole share (`maxPerKey`). */
+  readonly parked: number;
 }
 
 /** Receives handler durations from a dispatcher: one handler in `every` is timed (reading the clock is not free). */
@@ -47,6 +60,8 @@ const none: DispatchSnapshot = {
   settled: 0,
   failed: 0,
   overflow: 0,
+  parked: 0,
+  maxPerKey: 0,
 };
 
 /** What a dispatcher tells its stats object while it runs; kept off the public classes. */
@@ -118,7 +133,7 @@ export class DispatchStats {
   }
 
   /** The `n` keys with the most unfinished messages now, largest first. */
-  hotKeys(n = 10): Array<{ key: unknown; backlog: number }> {
+  hotKeys(n = 10): HotKey[] {
     return this.#source ? this.#source.hotKeys(n) : [];
   }
 }

@@ -113,6 +113,8 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
           key: (m) => m.key,
           handle: kind.handler('later'),
           maxInFlight: 8,
+          // The share off: no key's messages wait outside the window, so the window is all it holds.
+          maxPerKey: 8,
           stats,
         }),
         toArray(),

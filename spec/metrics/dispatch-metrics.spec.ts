@@ -116,16 +116,16 @@ describe('DispatchMetrics', () => {
     const metrics = new DispatchMetrics({ hotKeys: 2 });
     const run = gated('aaaaabbc', metrics);
     expect(metrics.read().hotKeys).toEqual([
-      { key: 'a', backlog: 5 },
-      { key: 'b', backlog: 2 },
+      { key: 'a', backlog: 5, parked: 0 },
+      { key: 'b', backlog: 2, parked: 0 },
     ]);
     run.open(0);
     run.open(1);
     run.open(2);
     run.open(3);
     expect(metrics.read().hotKeys).toEqual([
-      { key: 'b', backlog: 2 },
-      { key: 'a', backlog: 1 },
+      { key: 'b', backlog: 2, parked: 0 },
+      { key: 'a', backlog: 1, parked: 0 },
     ]);
     run.subscription.unsubscribe();
   });
@@ -283,7 +283,7 @@ describe('DispatchMetrics', () => {
           settled: 2,
           settledPerSecond: 200,
           inFlight: 2,
-          hotKeys: [{ key: 'a', backlog: 2 }],
+          hotKeys: [{ key: 'a', backlog: 2, parked: 0 }],
         },
         y: { time: 20, windowMs: 10, settled: 4, settledPerSecond: 200, inFlight: 0, hotKeys: [] },
       });

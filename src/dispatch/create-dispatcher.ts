@@ -22,7 +22,7 @@ export function createDispatcher<T, K, R>(
       options,
       subscriber,
       executor,
-      (core) => new ThreadRouter<T, K, R>(core, threads, threadHandler, throughput),
+      (core) => new ThreadRouter<T, K, R>(core, threads, threadHandler, throughput, options.maxPerKey),
     );
   }
   const lanes = lanesOf(executor as KeyedExecutor);
@@ -31,6 +31,6 @@ export function createDispatcher<T, K, R>(
     options,
     subscriber,
     executor,
-    (core) => new EventLoopRouter<T, K, R>(core, lanes, options.handle, throughput, timer),
+    (core) => new EventLoopRouter<T, K, R>(core, lanes, options.handle, throughput, options.maxPerKey, timer),
   );
 }

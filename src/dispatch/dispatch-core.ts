@@ -11,7 +11,7 @@ import {
   type ReceiverSession,
   type ReceiverSink,
 } from '../receiver';
-import { type DispatchCounters, type DispatchSnapshot, statsLink } from '../stats';
+import { type DispatchCounters, type DispatchSnapshot, type HotKey, statsLink } from '../stats';
 import type { ThreadExecutor } from '../threads/thread-executor';
 import { describe } from '../validate';
 import type { Routed, Router } from './router';
@@ -32,7 +32,7 @@ export class WindowOverflowError extends Error {
  * each to its router, and turns outcomes into output, settlements and more demand. It completes once
  * and tears down once. Where messages run is the router's business (see `Router`).
  */
-export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, DispatchCounters {
+export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, DispatchCounters {
   closed = false;
   readonly router: Router<T, K>;
   /** Admitted messages not yet finished (running or queued): bounded by the window. */
@@ -45,6 +45,14 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
   private subscription: SourceSubscriber<T> | null = null;
   /** Messages a plain source emitted beyond the window, admitted in order as it frees. */
   private readonly overflow = new RingQueue<T>();
+  /**
+   * Messages of keys at their share (`maxPerKey`), waiting outside the window in arrival order; a key is
+   * here only while it has some. Each enters the window when its key's share frees.
+   */
+  private readonly parked = new Map<K, RingQueue<T>>();
+  private parkedCount = 0;
+  /** The least worth asking for: a batch, or the whole parking area when it is smaller. */
+  private readonly requestAt: number;
   /** The source completed: the output completes once nothing is in flight. */
   private sourceDone = false;
   // Counters for stats; plain increments, read only on demand.
@@ -61,6 +69,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
     router: (dispatcher: DispatchCore<T, K, R>) => Router<T, K>,
   ) {
     this.router = router(this);
+    this.requestAt = Math.min(options.batch, options.maxParked);
   }
 
   start(source: Observable<T>): void {
@@ -76,8 +85,9 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
     try {
       this.session = source[openReceiver](this);
       if (!this.closed && !this.sourceDone) {
-        this.outstanding = this.options.maxInFlight;
-        this.session.request(this.options.maxInFlight);
+        const first = Math.min(this.options.maxInFlight, this.options.maxParked);
+        this.outstanding = first;
+        this.session.request(first);
       }
     } finally {
       threadLoop.release();
@@ -122,13 +132,21 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
     this.completeIfDone();
   }
 
-  /** Takes back the messages `matches` accepts that have not started, admitted or still overflowed. */
+  /** Takes back the messages `matches` accepts that have not started: admitted, parked or overflowed. */
   discard(matches: (message: T) => boolean): T[] {
     if (this.closed) return [];
     const discarded = this.router.discard(matches);
     this.inFlight -= discarded.length;
-    // Overflowed messages were never admitted: taken back too, behind the admitted ones (arrival order).
+    // Parked and overflowed messages never entered the window: taken back too, behind the admitted ones.
+    for (const [key, queue] of this.parked) {
+      const removed = queue.removeWhere(matches);
+      this.parkedCount -= removed.length;
+      if (queue.size === 0) this.parked.delete(key);
+      for (const m of removed) discarded.push(m);
+    }
     for (const m of this.overflow.removeWhere(matches)) discarded.push(m);
+    // Keys whose admitted messages were taken back have room in their share again.
+    if (discarded.length > 0) this.unparkWhereRoom();
     if (discarded.length > 0) {
       this.requestMore();
       this.completeIfDone();
@@ -136,10 +154,10 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
     return discarded;
   }
 
-  /** A plain source's message: admitted if the window has room, else overflow policy. */
+  /** A plain source's message: admitted if the window (and the parking area) has room, else overflow policy. */
   offer(message: T): void {
     if (this.closed) return;
-    if (this.inFlight < this.options.maxInFlight && this.overflow.size === 0) this.admit(message);
+    if (this.hasRoom() && this.overflow.size === 0) this.admit(message);
     else if (this.options.onOverflow === 'error')
       this.terminate(new WindowOverflowError(this.options.maxInFlight));
     else this.overflow.push(message);
@@ -165,7 +183,66 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
     }
     this.admitted++;
     if (++this.inFlight > this.maxInFlightSeen) this.maxInFlightSeen = this.inFlight;
-    this.router.route(key, message);
+    // The common case stays here, small: nothing parked and the key under its share.
+    if (this.parkedCount !== 0 || !this.router.route(key, message)) this.admitParked(key, message);
+  }
+
+  /**
+   * Admission when some key has parked messages, or when the router refused `message` (its key at its
+   * share): it goes behind its key's parked messages, if any, or into the window, or parks. Out of
+   * `admit`, which the compiler inlines into every receiver's delivery loop.
+   */
+  private admitParked(key: K, message: T): void {
+    this.admitted--;
+    this.inFlight--;
+    if (this.parked.has(key) || !this.enter(key, message)) this.park(key, message);
+  }
+
+  /** Hands a message to the router, into the window; false, counting nothing, when its key is at its share. */
+  private enter(key: K, message: T): boolean {
+    this.admitted++;
+    if (++this.inFlight > this.maxInFlightSeen) this.maxInFlightSeen = this.inFlight;
+    if (this.router.route(key, message)) return true;
+    this.admitted--;
+    this.inFlight--;
+    return false;
+  }
+
+  /** Waits outside the window, behind the key's other parked messages. */
+  private park(key: K, message: T): void {
+    let queue = this.parked.get(key);
+    if (queue === undefined) {
+      queue = new RingQueue<T>();
+      this.parked.set(key, queue);
+    }
+    queue.push(message);
+    this.parkedCount++;
+  }
+
+  /** One message of `key` left the window: its oldest parked message, if any, takes its place. */
+  private unpark(key: K): void {
+    const queue = this.parked.get(key);
+    if (queue !== undefined) this.unparkFrom(key, queue);
+  }
+
+  /** Parked messages of `key` enter the window, oldest first, while its share has room. */
+  private unparkFrom(key: K, queue: RingQueue<T>): void {
+    while (queue.size > 0 && !this.closed && this.enter(key, queue.peek() as T)) {
+      if (this.closed) return; // its routing failed, and the output errored: teardown forgot the parked
+      queue.shift();
+      this.parkedCount--;
+    }
+    if (queue.size === 0) this.parked.delete(key);
+  }
+
+  /** Parked messages enter the window wherever their key's share has room. */
+  private unparkWhereRoom(): void {
+    for (const [key, queue] of [...this.parked]) this.unparkFrom(key, queue);
+  }
+
+  /** The window has room and so has the parking area: a plain source's next message can come in. */
+  private hasRoom(): boolean {
+    return this.inFlight < this.options.maxInFlight && this.parkedCount < this.options.maxParked;
   }
 
   /**
@@ -183,38 +260,54 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
     this.subscriber.next(value);
   }
 
-  done(message: T): void {
+  done(message: T, key: K): void {
     this.inFlight--;
     this.settled++;
     this.session?.settle(message, 'done');
-    this.leftWindow();
+    this.leftWindow(key);
   }
 
   /** The stream errors unless a failure policy gave up on the message (then it settles as failed and goes on). */
-  failed(message: T, error: unknown): void {
+  failed(message: T, key: K, error: unknown): void {
     this.inFlight--;
     this.failedCount++;
     if (error instanceof GaveUp) {
       this.session?.settle(message, 'failed', error.cause);
-      this.leftWindow();
+      this.leftWindow(key);
       return;
     }
     this.session?.settle(message, 'failed', error);
     this.terminate(error);
   }
 
-  /** A message left the window: admit the next overflowed one or ask for more, and complete if done. */
-  private leftWindow(): void {
-    if (this.overflow.size > 0) this.admit(this.overflow.shift() as T);
+  /**
+   * A message of `key` left the window: the key's next parked message takes its place, then the next
+   * overflowed message comes in or more is asked for; and the output completes if all is done.
+   */
+  private leftWindow(key: K): void {
+    if (this.parkedCount !== 0) this.unpark(key);
+    if (this.overflow.size > 0) this.admitOverflowed();
     else this.requestMore();
     this.completeIfDone();
   }
 
-  /** Asks the receiver for more once a batch's worth of the window is free. */
+  /** Admits overflowed messages while the window and the parking area have room. */
+  private admitOverflowed(): void {
+    while (this.overflow.size > 0 && this.hasRoom() && !this.closed) this.admit(this.overflow.shift() as T);
+  }
+
+  /**
+   * Asks the receiver for more once a batch's worth is free: of the window, and of the parking area, so
+   * that whatever arrives can wait there if its key is at its share.
+   */
   private requestMore(): void {
     if (this.session === null || this.sourceDone || this.closed) return;
-    const free = this.options.maxInFlight - this.inFlight - this.outstanding;
-    if (free >= this.options.batch) this.request(this.session, free);
+    let free = this.options.maxInFlight - this.inFlight - this.outstanding;
+    // The parking area bounds it too once something is parked, or always when it is smaller than the window.
+    if (this.parkedCount !== 0 || this.options.maxParked < this.options.maxInFlight) {
+      free = Math.min(free, this.options.maxParked - this.parkedCount - this.outstanding);
+    }
+    if (free >= this.requestAt) this.request(this.session, free);
   }
 
   /** Asks for `free` more, as one admission batch. Out of `requestMore`, which runs for every message. */
@@ -230,7 +323,13 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
 
   /** Completes the output once everything has finished, unless stopping the source failed (then it errors). */
   private completeIfDone(): void {
-    if (this.sourceDone && this.inFlight === 0 && this.overflow.size === 0 && !this.closed) {
+    if (
+      this.sourceDone &&
+      this.inFlight === 0 &&
+      this.overflow.size === 0 &&
+      this.parkedCount === 0 &&
+      !this.closed
+    ) {
       const failures = this.teardown();
       if (failures.length === 0) this.subscriber.complete();
       else this.subscriber.error(failures[0]);
@@ -266,6 +365,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
     // After the router closed, so the final values show no live mailbox.
     if (this.options.stats) statsLink(this.options.stats).detach(this);
     this.overflow.clear();
+    this.parked.clear();
+    this.parkedCount = 0;
     this.inFlight = 0;
     return failures;
   }
@@ -276,6 +377,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
    */
   unfinished(): T[] {
     const messages = this.router.unfinished();
+    for (const queue of this.parked.values()) for (const m of queue.toArray()) messages.push(m);
     for (const m of this.overflow.toArray()) messages.push(m);
     return messages;
   }
@@ -291,15 +393,25 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, R>, Dis
       settled: this.settled,
       failed: this.failedCount,
       overflow: this.overflow.size,
+      parked: this.parkedCount,
+      maxPerKey: this.options.maxPerKey,
     };
   }
 
+  /** Unfinished messages of `key`: in the window (running or queued) and parked. */
   backlogOf(key: unknown): number {
-    return this.router.backlogOf(key as K);
+    return this.router.backlogOf(key as K) + (this.parked.get(key as K)?.size ?? 0);
   }
 
-  hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
-    return this.router.hotKeys(n);
+  /** The `n` keys with the most unfinished messages, parked ones included, largest first. */
+  hotKeys(n: number): HotKey[] {
+    const hot = new Map<unknown, HotKey>();
+    for (const { key, backlog } of this.router.hotKeys(n)) hot.set(key, { key, backlog, parked: 0 });
+    // A key with parked messages holds its whole share of the window: it ranks by both.
+    for (const [key, queue] of this.parked) {
+      hot.set(key, { key, backlog: this.router.backlogOf(key) + queue.size, parked: queue.size });
+    }
+    return [...hot.values()].sort((a, b) => b.backlog - a.backlog).slice(0, n);
   }
 }
 

@@ -28,6 +28,8 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     /** The user's handler, held here so the per-message call skips the options object. */
     private readonly userHandler: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
     readonly throughput: number,
+    /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
+    private readonly maxPerKey: number,
     timer: HandlerTimer | null,
   ) {
     this.timer = timer;
@@ -45,21 +47,25 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     this.lanes.attach(this.dispatcher);
   }
 
-  route(key: K, message: T): void {
+  route(key: K, message: T): boolean {
     const mailbox = this.mailboxes.take(key);
+    if (mailbox.unfinished >= this.maxPerKey) return false;
     if (mailbox.state === MailboxState.Pooled) {
       const lane = this.lanes.pickLane();
       lane.pinned++;
       mailbox.open(key, lane, this);
     }
     mailbox.post(message);
+    return true;
   }
 
   discard(matches: (message: T) => boolean): T[] {
     const discarded: T[] = [];
     for (const mailbox of this.mailboxes.liveMailboxes()) {
       // A mailbox left empty stays in its lane's FIFO until its turn, which finds nothing and retires it.
-      for (const m of mailbox.queue.removeWhere(matches)) discarded.push(m);
+      const removed = mailbox.queue.removeWhere(matches);
+      mailbox.unfinished -= removed.length;
+      for (const m of removed) discarded.push(m);
     }
     return discarded;
   }
@@ -75,13 +81,13 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
 
   backlogOf(key: K): number {
     const mailbox = this.mailboxes.get(key);
-    return mailbox === undefined ? 0 : backlogIn(mailbox);
+    return mailbox === undefined ? 0 : mailbox.unfinished;
   }
 
   hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
     const all: Array<{ key: unknown; backlog: number }> = [];
     for (const mailbox of this.mailboxes.liveMailboxes())
-      all.push({ key: mailbox.key, backlog: backlogIn(mailbox) });
+      all.push({ key: mailbox.key, backlog: mailbox.unfinished });
     return all.sort((a, b) => b.backlog - a.backlog).slice(0, n);
   }
 
@@ -127,12 +133,14 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
 
   settle(mailbox: Mailbox<T, K, R>, message: T): void {
     if (mailbox === this.timed) this.recordDuration();
-    this.dispatcher.done(message);
+    mailbox.unfinished--;
+    this.dispatcher.done(message, mailbox.key);
   }
 
   fail(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
     if (mailbox === this.timed) this.recordDuration();
-    this.dispatcher.failed(message, error);
+    mailbox.unfinished--;
+    this.dispatcher.failed(message, mailbox.key, error);
   }
 
   private recordDuration(): void {
@@ -148,9 +156,4 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
 
 function isRunning(mailbox: Mailbox<unknown, unknown, unknown>): boolean {
   return mailbox.state === MailboxState.Running || mailbox.state === MailboxState.Waiting;
-}
-
-/** Unfinished messages of a live mailbox: queued, plus the one running (or waiting out a retry). */
-function backlogIn(mailbox: Mailbox<unknown, unknown, unknown>): number {
-  return mailbox.queue.size + (isRunning(mailbox) ? 1 : 0);
 }

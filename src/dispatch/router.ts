@@ -6,8 +6,11 @@
 export interface Router<T, K> {
   /** Starts routing; throws when the executor cannot take a dispatcher (closed). */
   open(): void;
-  /** Hands over an admitted message; its outcome comes back through the dispatcher's `Routed`. */
-  route(key: K, message: T): void;
+  /**
+   * Hands over an admitted message; its outcome comes back through the dispatcher's `Routed`. Returns
+   * false, taking nothing, when `key` already holds `maxPerKey` unfinished messages.
+   */
+  route(key: K, message: T): boolean;
   /**
    * Takes back the messages `matches` accepts that have not started, and returns them: they never
    * start and are never settled (left for redelivery).
@@ -29,13 +32,13 @@ export interface Router<T, K> {
 }
 
 /** What a router reports to its dispatcher. */
-export interface Routed<T, R> {
+export interface Routed<T, K, R> {
   /** A handler emitted `value`. */
   emit(value: R): void;
-  /** `message`'s handler completed. */
-  done(message: T): void;
+  /** `message`'s handler completed (its key has one unfinished message less). */
+  done(message: T, key: K): void;
   /** `message`'s handler (or its routing) failed. */
-  failed(message: T, error: unknown): void;
+  failed(message: T, key: K, error: unknown): void;
   /** The executor closed (or another fault hit the whole dispatcher): error the output; returns what stopping threw. */
   terminate(error: unknown): unknown[];
 }

@@ -79,6 +79,11 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   key!: K;
   lane!: Lane;
   owner!: MailboxOwner<T, K, R>;
+  /**
+   * Messages posted and not yet settled (queued, plus the one running). Counted here rather than
+   * derived from the state, because it must drop as the owner is told of an outcome, not after.
+   */
+  unfinished = 0;
   /** The message whose handler is running (undefined between handlers). */
   current: T | undefined = undefined;
   /** The running handler's subscription, to cancel it on teardown. */
@@ -112,6 +117,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** Queues a message; an idle mailbox gets a turn on its lane. */
   post(message: T): void {
+    this.unfinished++;
     this.queue.push(message);
     if (this.state === MailboxState.Idle) {
       this.state = MailboxState.Ready;
@@ -128,6 +134,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** Forgets its messages and handler so it can be pooled; the key stays: the pool files it by key. */
   reset(): void {
+    this.unfinished = 0;
     this.queue.trim();
     this.current = undefined;
     this.inner = null;

@@ -20,10 +20,12 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
   private closed = false;
 
   constructor(
-    private readonly dispatcher: Routed<T, R>,
+    private readonly dispatcher: Routed<T, K, R>,
     private readonly threads: ThreadLanes,
     readonly handler: ThreadHandler<unknown, unknown>,
     readonly throughput: number,
+    /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
+    private readonly maxPerKey: number,
   ) {
     this.tickets = new TicketBoard((page) => this.threads.sharePage(this, page));
   }
@@ -36,23 +38,24 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
     this.threads.attach(this);
   }
 
-  route(key: K, message: T): void {
+  route(key: K, message: T): boolean {
+    let placement = this.placements.get(key);
+    if (placement !== undefined && placement.unfinished >= this.maxPerKey) return false;
     let transfers: readonly TransferListItem[] | undefined;
     const transfer = this.handler.transfer;
     if (transfer !== undefined) {
       try {
         transfers = transfer(message);
       } catch (err) {
-        this.dispatcher.failed(message, err);
-        return;
+        this.dispatcher.failed(message, key, err);
+        return true;
       }
     }
-    let placement = this.placements.get(key);
     if (placement === undefined) {
       const slot = this.threads.pickThread();
       if (slot === null) {
-        this.dispatcher.failed(message, new NoThreadLaneError());
-        return;
+        this.dispatcher.failed(message, key, new NoThreadLaneError());
+        return true;
       }
       slot.pinned++;
       placement = { slot, mailboxId: ++this.lastMailboxId, unfinished: 0 };
@@ -60,6 +63,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
     }
     placement.unfinished++;
     this.threads.post(this, placement, key, message, transfers);
+    return true;
   }
 
   discard(matches: (message: T) => boolean): T[] {
@@ -98,8 +102,8 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
   finished(posted: PostedMessage, failed: boolean, error?: unknown): void {
     if (this.closed) return;
     this.unplace(posted);
-    if (failed) this.dispatcher.failed(posted.message as T, error);
-    else this.dispatcher.done(posted.message as T);
+    if (failed) this.dispatcher.failed(posted.message as T, posted.key as K, error);
+    else this.dispatcher.done(posted.message as T, posted.key as K);
   }
 
   terminate(error: unknown): unknown[] {
