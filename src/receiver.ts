@@ -36,6 +36,13 @@ export interface ReceiverSession<T> {
   /** `message`'s handler finished: acknowledge it (`done`) or report the failure (`failed`). */
   settle(message: T, outcome: Settlement, error?: unknown): void;
   /**
+   * Told when a delivered message has to wait outside the dispatcher's window, because its key holds
+   * its whole share (`maxPerKey`), and when it enters the window. A transport that can stop one source
+   * of messages (a Kafka partition) may hold it meanwhile, so the others keep flowing. Optional.
+   */
+  parked?(message: T): void;
+  unparked?(message: T): void;
+  /**
    * Stops delivery. Messages not settled stay unacknowledged, so a transport redelivers them; they may
    * still be settled after it. A transport that closes asynchronously returns a promise of its close,
    * which the runtime awaits within its stop deadline; other callers ignore it, so it must never

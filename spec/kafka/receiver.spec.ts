@@ -81,6 +81,11 @@ function counter(target: number): { done: Deferred<void>; add(): void; value(): 
   };
 }
 
+/** Resolves once `condition()` holds, checking every 10 ms. */
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 describe('KafkaReceiver with a real broker', () => {
   it('delivers every message to keyedDispatch in per-key order, and close() commits the end offsets and completes', async () => {
     const topic = await topicWith(4, 2000, 50);
@@ -148,6 +153,62 @@ describe('KafkaReceiver with a real broker', () => {
     await adapter.next((e) => e.kind === 'resume', pausedAt);
     await all.done.promise;
     expect(stats.snapshot().maxInFlightSeen).toBe(8);
+    await receiver.close();
+    await output;
+  });
+
+  it('holds only the partition of a hot key whose messages park, while the other partitions keep flowing', async () => {
+    const topic = unique('hot');
+    await createTopic(client, topic, 2);
+    // The hot key's messages on partition 0; cold keys on partition 1.
+    const messages = [];
+    for (let n = 0; n < 100; n++) {
+      messages.push({ key: 'hot', value: JSON.stringify({ key: 'hot', seq: n }), partition: 0 });
+      messages.push({
+        key: `cold${n % 10}`,
+        value: JSON.stringify({ key: `cold${n % 10}`, seq: n }),
+        partition: 1,
+      });
+    }
+    await producer.send({ topic, messages });
+    const { adapter, receiver } = receiverOf(unique('group'), topic);
+    const gate = deferred();
+    const stats = new DispatchStats();
+    const hot: number[] = [];
+    const cold = counter(100);
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: kafkaKey,
+          maxInFlight: 16,
+          maxPerKey: 4,
+          maxParked: 32,
+          stats,
+          handle: async (m) => {
+            const e = decode(m);
+            if (e.key !== 'hot') return cold.add();
+            await gate.promise;
+            hot.push(e.seq);
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    await adapter.next((e) => e.kind === 'pause' && e.partitions.some((p) => p.partition === 0));
+    // Every cold message finishes while the hot key's partition is held.
+    await cold.done.promise;
+    expect(hot).toEqual([]);
+    const pauses = adapter.events.filter((e) => e.kind === 'pause');
+    expect(pauses.flatMap((e) => (e.kind === 'pause' ? e.partitions.map((p) => p.partition) : []))).toEqual([
+      0,
+    ]);
+    expect(stats.snapshot().parked).toBeGreaterThan(0);
+    expect(stats.snapshot().parked).toBeLessThanOrEqual(32);
+    const heldAt = adapter.events.length;
+    gate.resolve();
+    await adapter.next((e) => e.kind === 'resume' && e.partitions.some((p) => p.partition === 0), heldAt);
+    await waitFor(() => hot.length === 100);
+    expect(hot).toEqual(Array.from({ length: 100 }, (_, i) => i));
     await receiver.close();
     await output;
   });

@@ -142,7 +142,10 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       const removed = queue.removeWhere(matches);
       this.parkedCount -= removed.length;
       if (queue.size === 0) this.parked.delete(key);
-      for (const m of removed) discarded.push(m);
+      for (const m of removed) {
+        this.session?.unparked?.(m);
+        discarded.push(m);
+      }
     }
     for (const m of this.overflow.removeWhere(matches)) discarded.push(m);
     // Keys whose admitted messages were taken back have room in their share again.
@@ -217,6 +220,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     }
     queue.push(message);
     this.parkedCount++;
+    this.session?.parked?.(message);
   }
 
   /** One message of `key` left the window: its oldest parked message, if any, takes its place. */
@@ -229,7 +233,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private unparkFrom(key: K, queue: RingQueue<T>): void {
     while (queue.size > 0 && !this.closed && this.enter(key, queue.peek() as T)) {
       if (this.closed) return; // its routing failed, and the output errored: teardown forgot the parked
-      queue.shift();
+      this.session?.unparked?.(queue.shift() as T);
       this.parkedCount--;
     }
     if (queue.size === 0) this.parked.delete(key);

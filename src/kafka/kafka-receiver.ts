@@ -159,20 +159,51 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   protected override take(): KafkaMessage | typeof NOTHING {
     for (let tracker = this.ready.shift(); tracker !== undefined; tracker = this.ready.shift()) {
       tracker.queued = false;
-      if (tracker.revoked) continue;
+      // A held partition goes back into the round when its parked messages have entered the window.
+      if (tracker.revoked || tracker.parked > 0) continue;
       const message = tracker.buffer.shift() as TrackedKafkaMessage;
       tracker.inFlight++;
       if (tracker.buffer.size > 0) {
         tracker.queued = true;
         this.ready.push(tracker);
       }
-      if (tracker.paused && tracker.buffer.size <= this.options.prefetch >> 1) {
-        tracker.paused = false;
-        this.adapter.resume([tracker]);
-      }
+      this.resumeIfRoom(tracker);
       return message;
     }
     return NOTHING;
+  }
+
+  /**
+   * A message of a hot key had to park: its partition is held — nothing more of it is delivered, and
+   * its fetching pauses — so the parking area fills no further with it while the other partitions flow.
+   */
+  override parked(message: KafkaMessage): void {
+    const tracker = (message as TrackedKafkaMessage).tracker;
+    if (tracker.parked++ > 0 || tracker.revoked) return;
+    if (!tracker.paused) {
+      tracker.paused = true;
+      this.adapter.pause([tracker]);
+    }
+  }
+
+  /** A parked message entered the window: with the last of its partition's, the partition flows again. */
+  override unparked(message: KafkaMessage): void {
+    const tracker = (message as TrackedKafkaMessage).tracker;
+    if (--tracker.parked > 0 || tracker.revoked) return;
+    this.resumeIfRoom(tracker);
+    if (tracker.buffer.size > 0 && !tracker.queued) {
+      tracker.queued = true;
+      this.ready.push(tracker);
+      this.drain();
+    }
+  }
+
+  /** Resumes fetching a paused partition once it is not held and its buffer has room again. */
+  private resumeIfRoom(tracker: PartitionTracker): void {
+    if (tracker.paused && tracker.parked === 0 && tracker.buffer.size <= this.options.prefetch >> 1) {
+      tracker.paused = false;
+      this.adapter.resume([tracker]);
+    }
   }
 
   protected override acknowledge(message: KafkaMessage, outcome: Settlement): void {
@@ -225,7 +256,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
         new TrackedKafkaMessage(topic, partition, record, tracker, tracker.receive(record.offset)),
       );
     }
-    if (!tracker.queued) {
+    if (!tracker.queued && tracker.parked === 0) {
       tracker.queued = true;
       this.ready.push(tracker);
     }

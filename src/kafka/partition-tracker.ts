@@ -25,8 +25,13 @@ export class PartitionTracker implements TopicPartition {
   private lastFinished: string | null = null;
   /** Delivered and not yet settled or discarded: what a revoke waits for. */
   inFlight = 0;
-  /** Fetching of this partition is paused because its buffer is full. */
+  /** Fetching of this partition is paused: its buffer is full, or it is held. */
   paused = false;
+  /**
+   * Delivered messages of this partition waiting outside the dispatcher's window (their key at its
+   * share). While there are any, the partition is held: nothing more of it is delivered.
+   */
+  parked = 0;
   /** In the receiver's round of partitions with buffered messages. */
   queued = false;
   /** Revoked (or closing): nothing more is delivered from it. */

@@ -102,6 +102,12 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     return this.closing !== null;
   }
 
+  /** A delivered message waits outside the dispatcher's window (its key at its share): see `ReceiverSession`. */
+  parked(_message: T): void {}
+
+  /** A parked message entered the window. */
+  unparked(_message: T): void {}
+
   // What a transport plugs in
 
   /** A message ready now, or `NOTHING`. Called only while there is demand. A throw fails the session. */

@@ -77,6 +77,8 @@ export class Intake<T> {
         else intake.heldDemand += n;
       },
       settle: (message, outcome, error) => session.settle(message, outcome, error),
+      parked: (message) => session.parked?.(message),
+      unparked: (message) => session.unparked?.(message),
       cancel: () => this.cancel(),
     };
   }
