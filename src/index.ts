@@ -46,7 +46,7 @@ export {
   type RuntimeComponent,
   type StopReport,
 } from './runtime';
-export { type DispatchSnapshot, DispatchStats } from './stats';
+export { type DispatchSnapshot, DispatchStats, type HotKey } from './stats';
 export { NoThreadLaneError, ThreadCrashLoopError, ThreadExitedError } from './threads/errors';
 export { type ThreadHandler, type ThreadHandlerOptions, threadHandler } from './threads/handler';
 export { TRANSFER, transfer } from './threads/protocol';

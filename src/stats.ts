@@ -23,6 +23,8 @@ export interface DispatchSnapshot {
   readonly parked: number;
   /** The share of the window one key may hold. */
   readonly maxPerKey: number;
+  /** The most messages that may wait parked outside the window. */
+  readonly maxParked: number;
 }
 
 /** What a running dispatcher offers its stats object. */
@@ -62,6 +64,7 @@ const none: DispatchSnapshot = {
   overflow: 0,
   parked: 0,
   maxPerKey: 0,
+  maxParked: 0,
 };
 
 /** What a dispatcher tells its stats object while it runs; kept off the public classes. */

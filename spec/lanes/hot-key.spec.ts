@@ -1,4 +1,4 @@
-import { DispatchStats, fromIterable, keyedDispatch } from 'keyed-dispatch';
+import { DispatchMetrics, fromIterable, keyedDispatch } from 'keyed-dispatch';
 import type { Subscription } from 'rxjs';
 import { byKey, type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
 import { sharedInts, sleep, waitUntil } from './shared-state';
@@ -6,23 +6,31 @@ import { sharedInts, sleep, waitUntil } from './shared-state';
 describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
   let lanes: ReturnType<LaneKind['executor']>;
   let subscription: Subscription | undefined;
+  /** Gates opened after each test, pass or fail, so no handler polls on. */
+  const gates: Int32Array[] = [];
+  const newGate = () => {
+    const gate = newGate();
+    gates.push(gate);
+    return gate;
+  };
   beforeEach(() => {
     lanes = kind.executor(2);
   });
   afterEach(async () => {
+    for (const gate of gates.splice(0)) Atomics.store(gate, 0, 1);
     subscription?.unsubscribe();
     await lanes.close();
   });
 
   it('with a slow handler delays only its own messages: the other keys run through, and its own run in order once it speeds up', async () => {
-    const gate = sharedInts(1);
+    const gate = newGate();
     const messages: Msg[] = [];
     for (let n = 0; n < 120; n++) {
       // Every other message is the hot key's; the rest spread over 20 cold keys.
       messages.push(n % 2 === 0 ? { key: 'hot', n, gate } : { key: `cold${n % 20}`, n });
     }
     const values: Ran[] = [];
-    const stats = new DispatchStats();
+    const stats = new DispatchMetrics();
     subscription = fromIterable(messages)
       .pipe(
         keyedDispatch<Msg, string, Ran>({
@@ -44,6 +52,8 @@ describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
     );
     expect(values.every((v) => v.key !== 'hot')).toBe(true);
     expect(stats.backlogOf('hot')).toBe(60);
+    // The parking area still has room: intake is not held.
+    expect(stats.read().heldBy).toBeNull();
     expect(stats.hotKeys(1)).toEqual([{ key: 'hot', backlog: 60, parked: 56 }]);
     expect(stats.maxInFlightSeen).toBeLessThanOrEqual(16);
     Atomics.store(gate, 0, 1);
@@ -57,7 +67,7 @@ describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
   });
 
   it('parks at most `maxParked` messages, then stops asking the receiver for more until parked ones enter the window', async () => {
-    const gate = sharedInts(1);
+    const gate = newGate();
     let pulled = 0;
     function* hotAndCold(): Generator<Msg> {
       for (let n = 0; n < 100_000; n++) {
@@ -66,7 +76,7 @@ describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
       }
     }
     const values: Ran[] = [];
-    const stats = new DispatchStats();
+    const stats = new DispatchMetrics();
     subscription = fromIterable(hotAndCold())
       .pipe(
         keyedDispatch<Msg, string, Ran>({
@@ -87,6 +97,8 @@ describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
     expect(pulled).toBe(pulledWhenFull);
     expect(stats.snapshot()).toMatchObject({ parked: 8 });
     expect(stats.backlogOf('hot')).toBe(4 + 8);
+    // Intake stopped, and the hot key holds it.
+    expect(stats.read().heldBy).toEqual({ key: 'hot', backlog: 12, parked: 8 });
     // Unfinished messages taken from the receiver: its share in the window, the parking area, and cold
     // ones still in the window.
     expect(pulled - values.length).toBeLessThanOrEqual(16 + 8);

@@ -399,6 +399,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       overflow: this.overflow.size,
       parked: this.parkedCount,
       maxPerKey: this.options.maxPerKey,
+      maxParked: this.options.maxParked,
     };
   }
 

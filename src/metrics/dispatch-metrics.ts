@@ -6,6 +6,7 @@ import {
   type DispatchSnapshot,
   DispatchStats,
   type HandlerTimer,
+  type HotKey,
   linkStats,
   statsLink,
 } from '../stats';
@@ -56,7 +57,14 @@ export interface MetricsSnapshot extends DispatchSnapshot {
   readonly admittedPerSecond: number;
   readonly settledPerSecond: number;
   /** The keys with the most unfinished messages (running or queued), largest first. */
-  readonly hotKeys: ReadonlyArray<{ readonly key: unknown; readonly backlog: number }>;
+  readonly hotKeys: readonly HotKey[];
+  /**
+   * The key holding the dispatcher's intake, or null: set while intake has stopped (no room in the
+   * window, or in the parking area, for another batch) and one key holds at least half of the
+   * unfinished messages. With the per-key share on, that key's messages fill the parking area; with it
+   * off (`maxPerKey = maxInFlight`), they fill the window.
+   */
+  readonly heldBy: HotKey | null;
   readonly lanes: readonly LaneMetrics[];
   /** Handler durations (start → completion) of the timed handlers since the dispatcher started. */
   readonly latency: LatencySummary;
@@ -236,6 +244,7 @@ export class DispatchMetrics extends DispatchStats {
       admittedPerSecond: perSecond(counters.admitted - from.admitted),
       settledPerSecond: perSecond(counters.settled - from.settled),
       hotKeys: this.hotKeyCount > 0 ? this.hotKeys(this.hotKeyCount) : [],
+      heldBy: heldBy(counters, this.hotKeys(1)[0]),
       lanes,
       latency: this.latency.summary(),
       windowLatency: this.latency.since(from.latency).summary(),
@@ -282,6 +291,16 @@ class LatencyRecorder implements HandlerTimer {
     this.latency.record(durationMs);
     if (this.listeners.size > 0) for (const listener of this.listeners) listener(durationMs);
   }
+}
+
+/** The key holding intake (see `MetricsSnapshot.heldBy`), if any. */
+function heldBy(counters: DispatchSnapshot, top: HotKey | undefined): HotKey | null {
+  if (top === undefined) return null;
+  const batch = Math.max(1, Math.floor(counters.maxInFlight / 16));
+  const stalled =
+    counters.maxInFlight - counters.inFlight < batch ||
+    counters.maxParked - counters.parked < Math.min(batch, counters.maxParked);
+  return stalled && top.backlog * 2 >= counters.inFlight + counters.parked ? top : null;
 }
 
 function clamp01(x: number): number {
