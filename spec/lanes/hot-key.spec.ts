@@ -8,8 +8,8 @@ describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
   let subscription: Subscription | undefined;
   /** Gates opened after each test, pass or fail, so no handler polls on. */
   const gates: Int32Array[] = [];
-  const newGate = () => {
-    const gate = newGate();
+  const newGate = (): Int32Array => {
+    const gate = sharedInts(1);
     gates.push(gate);
     return gate;
   };
