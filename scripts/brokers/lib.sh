@@ -1,5 +1,6 @@
-# Shared by the broker scripts: logging with elapsed time, and apt installs that refresh the package
-# lists only when they are stale (or when an install fails on old lists). Set BROKER before sourcing.
+# Shared by the broker scripts and scripts/browser.sh: logging with elapsed time, and apt installs that
+# refresh the package lists only when they are stale (or when an install fails on old lists). Set BROKER
+# (the log prefix) before sourcing.
 
 # apt lists younger than this are considered fresh enough to skip 'apt-get update'.
 APT_FRESH_S="${APT_FRESH_S:-21600}"
@@ -11,11 +12,24 @@ elapsed() { echo "$(( ($(date +%s%N) - T0) / 1000000 ))ms"; }
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
+# Two apt-get processes at once fail on dpkg's lock, and CI starts the brokers and the browser install
+# together: the scripts of this repository take turns on one lock file (released before the command's
+# children, such as a service a package starts, could inherit it), and apt itself waits a while for a
+# lock held by anything else.
+APT_LOCK="${APT_LOCK:-/var/lock/keyed-dispatch-apt.lock}"
+apt_get() {
+  if command -v flock >/dev/null 2>&1; then
+    $SUDO flock --close --wait 900 "$APT_LOCK" apt-get -o DPkg::Lock::Timeout=300 "$@"
+  else
+    $SUDO apt-get -o DPkg::Lock::Timeout=300 "$@"
+  fi
+}
+
 APT_UPDATED=0
 apt_update() {
   if [ "$APT_UPDATED" -eq 0 ]; then
     log "apt-get update"
-    $SUDO apt-get update -qq
+    apt_get update -qq
     APT_UPDATED=1
   fi
 }
@@ -29,11 +43,11 @@ apt_install() {
   export DEBIAN_FRONTEND=noninteractive
   if ! apt_lists_fresh; then apt_update; fi
   log "apt-get install $*"
-  if ! $SUDO apt-get install -y -qq --no-install-recommends "$@"; then
+  if ! apt_get install -y -qq --no-install-recommends "$@"; then
     if [ "$APT_UPDATED" -eq 1 ]; then return 1; fi
     log "install failed with existing apt lists; updating and retrying once"
     apt_update
-    $SUDO apt-get install -y -qq --no-install-recommends "$@"
+    apt_get install -y -qq --no-install-recommends "$@"
   fi
 }
 
