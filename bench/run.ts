@@ -11,6 +11,7 @@ const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
   'hot-key': () => import('./scenarios/hot-key'),
   memory: () => import('./scenarios/memory'),
   soak: () => import('./scenarios/soak'),
+  dashboard: () => import('./scenarios/dashboard'),
 };
 
 /** Why a scenario cannot run here (a broker it needs is down), or null when it can. Checked when running all. */

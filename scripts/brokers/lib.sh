@@ -1,5 +1,6 @@
-# Shared by the broker scripts: logging with elapsed time, and apt installs that refresh the package
-# lists only when they are stale (or when an install fails on old lists). Set BROKER before sourcing.
+# Shared by the broker scripts and scripts/browser.sh: logging with elapsed time, and apt installs that
+# refresh the package lists only when they are stale (or when an install fails on old lists). Set BROKER
+# (the log prefix) before sourcing.
 
 # apt lists younger than this are considered fresh enough to skip 'apt-get update'.
 APT_FRESH_S="${APT_FRESH_S:-21600}"
@@ -11,12 +12,14 @@ elapsed() { echo "$(( ($(date +%s%N) - T0) / 1000000 ))ms"; }
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-# The broker scripts start in parallel, and two apt-get runs at once fail on apt's locks: every apt call
-# here takes one shared lock first (and apt itself waits for its own lock a while, for other users).
+# Two apt-get processes at once fail on dpkg's lock, and CI starts the brokers and the browser install
+# together: the scripts of this repository take turns on one lock file (released before the command's
+# children, such as a service a package starts, could inherit it), and apt itself waits a while for a
+# lock held by anything else.
 APT_LOCK="${APT_LOCK:-/var/lock/keyed-dispatch-apt.lock}"
 apt_get() {
   if command -v flock >/dev/null 2>&1; then
-    $SUDO flock -w 600 "$APT_LOCK" apt-get -o DPkg::Lock::Timeout=300 "$@"
+    $SUDO flock --close --wait 900 "$APT_LOCK" apt-get -o DPkg::Lock::Timeout=300 "$@"
   else
     $SUDO apt-get -o DPkg::Lock::Timeout=300 "$@"
   fi

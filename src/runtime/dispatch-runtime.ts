@@ -12,6 +12,7 @@ import { threadLoop } from '../engine/lane-loop';
 import { KeyedExecutor } from '../executor';
 
 import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from '../options';
+import type { DispatchStats } from '../stats';
 import { ThreadExecutor } from '../threads/thread-executor';
 import { describe, durationOption, optionsObject } from '../validate';
 import { Intake } from './intake';
@@ -159,6 +160,14 @@ export class DispatchRuntime {
   /** `new`, `running`, `stopping` or `stopped`. */
   get state(): RuntimeState {
     return this.lifecycle;
+  }
+
+  /**
+   * Each component's name with the `stats` object of its `dispatch` options (undefined when it has
+   * none), in declaration order: how a dashboard finds the components it can show.
+   */
+  componentStats(): ReadonlyArray<{ readonly name: string; readonly stats: DispatchStats | undefined }> {
+    return this.components.map((c) => ({ name: c.name, stats: c.stats }));
   }
 
   /**
@@ -356,6 +365,14 @@ class RunningComponent<T, K, R> {
 
   get admitted(): number {
     return this.dispatcher?.snapshot().admitted ?? 0;
+  }
+
+  get name(): string {
+    return this.component.name;
+  }
+
+  get stats(): DispatchStats | undefined {
+    return this.resolved.stats;
   }
 
   subscribe(): void {

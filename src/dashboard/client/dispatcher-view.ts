@@ -1,0 +1,171 @@
+/// <reference lib="dom" />
+import type { ChartPoint, DispatcherFrame } from '../frame';
+import { el, setText } from './dom';
+import { count, ms, percent } from './format';
+import { LineChart } from './line-chart';
+import { WindowGauge } from './window-gauge';
+
+/** One dispatcher's card: stall banner, window gauge, facts, charts, hot keys and lanes. */
+export class DispatcherView {
+  readonly element: HTMLElement;
+  private readonly banner = el('div', { class: 'banner', role: 'alert', hidden: '' });
+  private readonly gauge = new WindowGauge();
+  private readonly facts = new Map<string, HTMLElement>();
+  private readonly throughput: LineChart;
+  private readonly latency: LineChart;
+  private readonly hotKeys = el('tbody');
+  private readonly lanes = el('tbody');
+
+  constructor(name: string, id: string, historyMs: number, periodMs: number) {
+    this.throughput = new LineChart(
+      'Throughput /s',
+      [
+        { name: 'admitted', label: 'admitted', color: '#4c6ef5' },
+        { name: 'settled', label: 'settled', color: '#2f9e44' },
+        { name: 'failed', label: 'failed', color: '#e03131' },
+      ],
+      count,
+      historyMs,
+      periodMs,
+      10,
+    );
+    this.latency = new LineChart(
+      'Handler latency',
+      [
+        { name: 'p50', label: 'p50', color: '#1c7ed6' },
+        { name: 'p99', label: 'p99', color: '#f08c00' },
+      ],
+      ms,
+      historyMs,
+      periodMs,
+      1,
+    );
+    const facts = el('dl', { class: 'facts' });
+    for (const [field, label] of [
+      ['liveMailboxes', 'live keys (mailboxes)'],
+      ['overflow', 'overflow (waiting outside)'],
+      ['longTurns', 'long turns (max)'],
+      ['admitted', 'admitted'],
+      ['settled', 'settled'],
+      ['failed', 'failed'],
+    ]) {
+      const value = el('dd', { 'data-field': field }, '–');
+      this.facts.set(field, value);
+      facts.append(el('dt', {}, label), value);
+    }
+    this.element = el(
+      'section',
+      { class: 'dispatcher', id, 'data-name': name },
+      el('h2', { title: name }, name),
+      this.banner,
+      el('div', { class: 'top' }, this.gauge.element, facts),
+      el('div', { class: 'charts' }, this.throughput.element, this.latency.element),
+      el(
+        'div',
+        { class: 'tables' },
+        el(
+          'table',
+          { class: 'hot-keys' },
+          el('caption', {}, 'Hot keys'),
+          el(
+            'thead',
+            {},
+            el(
+              'tr',
+              {},
+              el('th', {}, 'key'),
+              el('th', { class: 'num backlog' }, 'backlog'),
+              el('th', { class: 'share' }, 'share of window'),
+            ),
+          ),
+          this.hotKeys,
+        ),
+        el(
+          'table',
+          { class: 'lanes' },
+          el('caption', {}, 'Lanes'),
+          el(
+            'thead',
+            {},
+            el(
+              'tr',
+              {},
+              el('th', { class: 'lane' }, 'lane'),
+              el('th', {}, 'busy'),
+              el('th', { class: 'num count' }, 'ready'),
+              el('th', { class: 'num count' }, 'pinned'),
+            ),
+          ),
+          this.lanes,
+        ),
+      ),
+    );
+  }
+
+  update(frame: DispatcherFrame, points: readonly ChartPoint[]): void {
+    this.showStall(frame);
+    this.gauge.update(frame);
+    const fact = (field: string, text: string) => setText(this.facts.get(field) as HTMLElement, text);
+    fact('liveMailboxes', count(frame.liveMailboxes));
+    fact('overflow', count(frame.overflow));
+    fact(
+      'longTurns',
+      frame.longTurns.count === 0 ? '0' : `${count(frame.longTurns.count)} (${ms(frame.longTurns.maxMs)})`,
+    );
+    fact('admitted', count(frame.admitted));
+    fact('settled', count(frame.settled));
+    fact('failed', count(frame.failed));
+    this.throughput.update(points.map((p) => ({ time: p[0], values: [p[1], p[2], p[3]] })));
+    this.latency.update(points.map((p) => ({ time: p[0], values: [p[4], p[5]] })));
+    this.showHotKeys(frame);
+    this.showLanes(frame);
+  }
+
+  private showStall(frame: DispatcherFrame): void {
+    const stall = frame.stalledBy;
+    this.banner.hidden = stall === null;
+    if (stall === null) return;
+    this.banner.replaceChildren(
+      el('b', {}, 'Window stalled by one key: '),
+      el('code', { class: 'stall-key' }, stall.key),
+      ` holds ${count(stall.backlog)} of the ${count(frame.inFlight)} messages in flight (window ${count(frame.maxInFlight)}); ` +
+        `every other key waits until in-flight drops to ${count(frame.stallThreshold)}.`,
+    );
+  }
+
+  private showHotKeys(frame: DispatcherFrame): void {
+    const window = Math.max(1, frame.maxInFlight);
+    const rows = frame.hotKeys.map((hot) => {
+      const bar = el('div', { class: 'bar' });
+      bar.style.width = `${Math.min(100, (hot.backlog / window) * 100)}%`;
+      return el(
+        'tr',
+        {},
+        el('td', {}, el('span', { class: 'key', title: hot.key }, hot.key)),
+        el('td', { class: 'num' }, count(hot.backlog)),
+        el('td', {}, bar),
+      );
+    });
+    if (rows.length === 0)
+      rows.push(el('tr', {}, el('td', { class: 'empty', colspan: '3' }, 'no key has unfinished messages')));
+    this.hotKeys.replaceChildren(...rows);
+  }
+
+  private showLanes(frame: DispatcherFrame): void {
+    const rows = frame.lanes.map((lane) => {
+      const bar = el('div', { class: 'bar busy' });
+      bar.style.width = `${Math.round(lane.busyRatio * 100)}%`;
+      return el(
+        'tr',
+        {},
+        el('td', {}, String(lane.index)),
+        el('td', { title: percent(lane.busyRatio) }, bar),
+        el('td', { class: 'num' }, count(lane.ready)),
+        el('td', { class: 'num' }, count(lane.pinned)),
+      );
+    });
+    if (rows.length === 0)
+      rows.push(el('tr', {}, el('td', { class: 'empty', colspan: '4' }, 'measured in the worker threads')));
+    this.lanes.replaceChildren(...rows);
+  }
+}

@@ -1,0 +1,25 @@
+const whole = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+/** `12,345`: counts and rates. */
+export function count(n: number): string {
+  return whole.format(n);
+}
+
+/** `0.42 ms`, `12.3 ms`, `1.25 s`: durations. */
+export function ms(n: number): string {
+  if (n >= 1000) return `${(n / 1000).toFixed(2)} s`;
+  return `${n.toFixed(n < 10 ? 2 : 1)} ms`;
+}
+
+/** `37 %`. */
+export function percent(ratio: number): string {
+  return `${Math.round(ratio * 100)} %`;
+}
+
+/** The smallest round number (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k) at or above `n`: a chart's top that reads well. */
+export function niceCeiling(n: number): number {
+  if (!(n > 0)) return 1;
+  const magnitude = 10 ** Math.floor(Math.log10(n));
+  for (const step of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8]) if (step * magnitude >= n) return step * magnitude;
+  return 10 * magnitude;
+}

@@ -1,0 +1,126 @@
+/// <reference lib="dom" />
+import { el, setText, svgEl } from './dom';
+import { niceCeiling } from './format';
+
+export interface Series {
+  readonly name: string;
+  readonly label: string;
+  readonly color: string;
+}
+
+/** A point: its time (ms since the epoch) and one value per series (null: nothing measured). */
+export interface Point {
+  readonly time: number;
+  readonly values: ReadonlyArray<number | null>;
+}
+
+/** The plot's coordinate space; the SVG stretches it to the element's size. */
+const W = 1000;
+const H = 100;
+/** The span shown grows with the data from this many periods to the history's length. */
+const MIN_SPAN_PERIODS = 60;
+
+/**
+ * A small SVG line chart of recent values, newest at the right. The legend shows each series' latest
+ * value (also as `data-value`, which the browser spec reads); a gap in the data breaks the lines.
+ */
+export class LineChart {
+  readonly element: HTMLElement;
+  private readonly paths: SVGPathElement[];
+  private readonly legend: HTMLElement[];
+  private readonly top: HTMLElement;
+  private readonly middle: HTMLElement;
+  private readonly spanLabel: HTMLElement;
+
+  constructor(
+    title: string,
+    private readonly series: readonly Series[],
+    private readonly format: (n: number) => string,
+    private readonly maxSpanMs: number,
+    private readonly periodMs: number,
+    /** The smallest top of the y axis, so that an idle chart does not magnify noise. */
+    private readonly minTop: number,
+  ) {
+    this.legend = series.map((s) => el('span', { 'data-series': s.name, 'data-value': '0' }, ''));
+    const caption = el('figcaption', {}, el('b', {}, title));
+    series.forEach((s, i) => {
+      const swatch = el('span', { class: 'swatch' });
+      swatch.style.background = s.color;
+      caption.append(el('span', {}, swatch, `${s.label} `, this.legend[i]));
+    });
+    const svg = svgEl('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none' });
+    for (const y of [0, H / 2]) {
+      svg.append(
+        svgEl('line', {
+          x1: '0',
+          x2: String(W),
+          y1: String(y),
+          y2: String(y),
+          stroke: '#e2e5ea',
+          'vector-effect': 'non-scaling-stroke',
+        }),
+      );
+    }
+    this.paths = series.map((s) => {
+      const path = svgEl('path', {
+        fill: 'none',
+        stroke: s.color,
+        'stroke-width': '1.5',
+        'vector-effect': 'non-scaling-stroke',
+        'data-series': s.name,
+        'data-points': '0',
+      });
+      svg.append(path);
+      return path;
+    });
+    this.top = el('span', { class: 'y' });
+    this.top.style.top = '0';
+    this.middle = el('span', { class: 'y' });
+    this.middle.style.top = '50%';
+    this.spanLabel = el('div', { class: 'span' });
+    this.element = el(
+      'figure',
+      { class: 'chart' },
+      caption,
+      el('div', { class: 'plot' }, svg, this.top, this.middle),
+      this.spanLabel,
+    );
+  }
+
+  update(points: readonly Point[]): void {
+    const last = points[points.length - 1];
+    if (last === undefined) return;
+    this.series.forEach((_, i) => {
+      const value = last.values[i];
+      setText(this.legend[i], value === null ? '–' : this.format(value));
+      this.legend[i].dataset.value = value === null ? '' : String(value);
+    });
+    const now = last.time;
+    const span = Math.min(this.maxSpanMs, Math.max(MIN_SPAN_PERIODS * this.periodMs, now - points[0].time));
+    let max = 0;
+    for (const p of points) for (const v of p.values) if (v !== null && v > max) max = v;
+    const top = niceCeiling(Math.max(max, this.minTop));
+    setText(this.top, this.format(top));
+    setText(this.middle, this.format(top / 2));
+    setText(this.spanLabel, `last ${Math.round(span / 1000)} s`);
+    const x = (time: number) => (W * (1 - (now - time) / span)).toFixed(1);
+    const y = (v: number) => (H * (1 - v / top)).toFixed(1);
+    this.series.forEach((_, i) => {
+      let d = '';
+      let previous = Number.NEGATIVE_INFINITY;
+      for (const p of points) {
+        const value = p.values[i];
+        if (now - p.time > span || value === null) {
+          previous = Number.NEGATIVE_INFINITY;
+          continue;
+        }
+        // Nothing was read while no page was connected: no line across that time.
+        const command = p.time - previous > 2.5 * this.periodMs ? 'M' : 'L';
+        d += `${command}${x(p.time)} ${y(value)}`;
+        previous = p.time;
+      }
+      this.paths[i].setAttribute('d', d);
+      this.paths[i].dataset.points = String(points.length);
+    });
+  }
+}

@@ -1,0 +1,107 @@
+import type { MetricsSnapshot } from '../metrics';
+import { stalledBy, stallThreshold } from './stall';
+
+/** Keys longer than this are cut for the page (the full key stays in `read()`); the page shows them as text. */
+export const MAX_KEY_LENGTH = 200;
+
+/** What the page gets for one dispatcher each period, as JSON. Keys are `String(key)`. */
+export interface DispatcherFrame {
+  readonly name: string;
+  /** Wall-clock time of the snapshot, in ms since the epoch: the charts' x axis. */
+  readonly time: number;
+  /** Rates over the period before the snapshot. */
+  readonly admittedPerSecond: number;
+  readonly settledPerSecond: number;
+  readonly failedPerSecond: number;
+  /** Handler duration percentiles over the period, of the timed handlers (`timed`; 0 when none). */
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly timed: number;
+  readonly inFlight: number;
+  readonly maxInFlight: number;
+  /** In flight above this, intake has stopped (see `stallThreshold`). */
+  readonly stallThreshold: number;
+  readonly liveMailboxes: number;
+  readonly overflow: number;
+  readonly admitted: number;
+  readonly settled: number;
+  readonly failed: number;
+  readonly longTurns: { readonly count: number; readonly maxMs: number };
+  readonly hotKeys: ReadonlyArray<{ readonly key: string; readonly backlog: number }>;
+  readonly lanes: ReadonlyArray<{
+    readonly index: number;
+    readonly ready: number;
+    readonly pinned: number;
+    readonly busyRatio: number;
+  }>;
+  /** The key holding the window when it is stalled by one key (see `stalledBy`), else null. */
+  readonly stalledBy: { readonly key: string; readonly backlog: number } | null;
+}
+
+/**
+ * One point of a dispatcher's charts: time, admitted/s, settled/s, failed/s, p50 ms, p99 ms; the
+ * percentiles are null when no handler was timed in the period (a gap, not a zero).
+ */
+export type ChartPoint = [number, number, number, number, number | null, number | null];
+
+/** What the page gets when it connects: every dispatcher's name, the charts' recent history and the latest frames. */
+export interface Hello {
+  readonly names: readonly string[];
+  readonly periodMs: number;
+  /** Points kept per dispatcher (the charts' span). */
+  readonly historyLength: number;
+  readonly history: Readonly<Record<string, readonly ChartPoint[]>>;
+  readonly frames: readonly DispatcherFrame[];
+}
+
+export function frameOf(
+  name: string,
+  s: MetricsSnapshot,
+  failedPerSecond: number,
+  time: number,
+): DispatcherFrame {
+  const stall = stalledBy(s);
+  return {
+    name,
+    time,
+    admittedPerSecond: s.admittedPerSecond,
+    settledPerSecond: s.settledPerSecond,
+    failedPerSecond,
+    p50Ms: s.windowLatency.p50Ms,
+    p99Ms: s.windowLatency.p99Ms,
+    timed: s.windowLatency.count,
+    inFlight: s.inFlight,
+    maxInFlight: s.maxInFlight,
+    stallThreshold: stallThreshold(s.maxInFlight),
+    liveMailboxes: s.liveMailboxes,
+    overflow: s.overflow,
+    admitted: s.admitted,
+    settled: s.settled,
+    failed: s.failed,
+    longTurns: s.longTurns,
+    hotKeys: s.hotKeys.map((hot) => ({ key: keyText(hot.key), backlog: hot.backlog })),
+    lanes: s.lanes.map((lane) => ({
+      index: lane.index,
+      ready: lane.ready,
+      pinned: lane.pinned,
+      busyRatio: lane.busyRatio,
+    })),
+    stalledBy: stall === null ? null : { key: keyText(stall.key), backlog: stall.backlog },
+  };
+}
+
+export function pointOf(frame: DispatcherFrame): ChartPoint {
+  return [
+    frame.time,
+    frame.admittedPerSecond,
+    frame.settledPerSecond,
+    frame.failedPerSecond,
+    frame.timed === 0 ? null : frame.p50Ms,
+    frame.timed === 0 ? null : frame.p99Ms,
+  ];
+}
+
+function keyText(key: unknown): string {
+  const text = String(key);
+  return text.length > MAX_KEY_LENGTH ? `${text.slice(0, MAX_KEY_LENGTH - 1)}…` : text;
+}

@@ -1,0 +1,2 @@
+export { type Dashboard, type DashboardOptions, serveDashboard } from './serve-dashboard';
+export type { DashboardSource, DashboardSources } from './sources';

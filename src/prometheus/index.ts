@@ -1,0 +1,1 @@
+export { exportToPrometheus, type PrometheusExportOptions } from './export-to-prometheus';

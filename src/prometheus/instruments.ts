@@ -1,0 +1,118 @@
+import type { MetricsSnapshot } from '../metrics';
+
+/** One value of an instrument; `label` is the value of the instrument's own label (`key`, `lane`), if it has one. */
+export interface InstrumentSample {
+  readonly label?: string;
+  readonly value: number;
+}
+
+/**
+ * A Prometheus metric family read from a `MetricsSnapshot`. Names are the OpenTelemetry export's
+ * (`src/otel/index.ts`) as an OpenTelemetry Prometheus exporter writes them: `.` becomes `_`, a unit
+ * in seconds adds `_seconds`, a counter adds `_total`; `{message}`-style units add nothing.
+ */
+export interface Instrument {
+  /** The name after the prefix and its `_`. */
+  readonly name: string;
+  readonly type: 'gauge' | 'counter';
+  readonly help: string;
+  /** The instrument's own label, if any: `key` for the hot keys (only the current top N), `lane` for lanes. */
+  readonly label?: 'key' | 'lane';
+  samples(snapshot: MetricsSnapshot): InstrumentSample[];
+}
+
+const one = (value: number): InstrumentSample[] => [{ value }];
+const perLane = (s: MetricsSnapshot, value: (lane: MetricsSnapshot['lanes'][number]) => number) =>
+  s.lanes.map((lane) => ({ label: String(lane.index), value: value(lane) }));
+
+/** Everything but the handler-duration histogram, which is fed as handlers are timed. */
+export const INSTRUMENTS: readonly Instrument[] = [
+  {
+    name: 'in_flight',
+    type: 'gauge',
+    help: 'Admitted messages whose handler has not finished',
+    samples: (s) => one(s.inFlight),
+  },
+  {
+    name: 'window',
+    type: 'gauge',
+    help: 'The most messages in flight at once (maxInFlight)',
+    samples: (s) => one(s.maxInFlight),
+  },
+  {
+    name: 'live_mailboxes',
+    type: 'gauge',
+    help: 'Keys with unfinished messages',
+    samples: (s) => one(s.liveMailboxes),
+  },
+  {
+    name: 'overflow',
+    type: 'gauge',
+    help: 'Messages of a plain source waiting outside the window',
+    samples: (s) => one(s.overflow),
+  },
+  {
+    name: 'messages_admitted_total',
+    type: 'counter',
+    help: 'Messages taken in',
+    samples: (s) => one(s.admitted),
+  },
+  {
+    name: 'messages_settled_total',
+    type: 'counter',
+    help: 'Messages whose handler completed',
+    samples: (s) => one(s.settled),
+  },
+  {
+    name: 'messages_failed_total',
+    type: 'counter',
+    help: 'Messages whose handler errored',
+    samples: (s) => one(s.failed),
+  },
+  {
+    name: 'key_backlog',
+    type: 'gauge',
+    help: 'Unfinished messages of the hottest keys',
+    label: 'key',
+    samples: (s) => s.hotKeys.map((hot) => ({ label: String(hot.key), value: hot.backlog })),
+  },
+  {
+    name: 'lane_ready',
+    type: 'gauge',
+    help: 'Runnables waiting on a lane',
+    label: 'lane',
+    samples: (s) => perLane(s, (lane) => lane.ready),
+  },
+  {
+    name: 'lane_pinned',
+    type: 'gauge',
+    help: 'Live mailboxes pinned to a lane',
+    label: 'lane',
+    samples: (s) => perLane(s, (lane) => lane.pinned),
+  },
+  {
+    name: 'lane_busy_time_seconds_total',
+    type: 'counter',
+    help: 'Estimated time a lane spent running',
+    label: 'lane',
+    samples: (s) => perLane(s, (lane) => lane.busyMs / 1000),
+  },
+  {
+    name: 'long_turns_total',
+    type: 'counter',
+    help: 'Synchronous lane runs longer than longTurnMs',
+    samples: (s) => one(s.longTurns.count),
+  },
+];
+
+/** The handler-duration histogram: its name after the prefix, its help and its bucket bounds in seconds. */
+export const DURATION = {
+  name: 'handler_duration_seconds',
+  help: 'Handler duration from start to completion (one handler in sampleEvery is timed)',
+  buckets: [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+  ] as readonly number[],
+} as const;
+
+/** The default prefix, as the OpenTelemetry export's. */
+export const DEFAULT_PREFIX = 'keyed_dispatch';
