@@ -2,7 +2,7 @@ import type { ObservableInput } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
 import { KeyedExecutor } from './executor';
 import { type FailurePolicy, isFailurePolicy, withPolicy } from './failure-policy';
-import { DispatchStats } from './stats';
+import { DispatchStats, intakeBatch } from './stats';
 import { isThreadHandler, type ThreadHandler } from './threads/handler';
 import { ThreadExecutor } from './threads/thread-executor';
 import { describe, functionOption, integerOption, optionsObject } from './validate';
@@ -134,7 +134,7 @@ export function resolveDispatchOptions<T, K, R>(
       maxInFlight,
     ),
     maxParked: integerOption(owner, 'maxParked', options.maxParked, maxInFlight, 1),
-    batch: Math.max(1, Math.floor(maxInFlight / 16)),
+    batch: intakeBatch(maxInFlight),
     throughput: integerOption(owner, 'throughput', options.throughput, 16, 1),
     onOverflow,
     stats: options.stats,

@@ -27,6 +27,14 @@ export interface DispatchSnapshot {
   readonly maxParked: number;
 }
 
+/**
+ * What a dispatcher asks its receiver for at a time as its window frees: `max(1, floor(maxInFlight /
+ * 16))`. A window holding more than `maxInFlight − batch` takes nothing in until it drains below.
+ */
+export function intakeBatch(maxInFlight: number): number {
+  return Math.max(1, Math.floor(maxInFlight / 16));
+}
+
 /** What a running dispatcher offers its stats object. */
 export interface DispatchCounters {
   /** The executor whose lanes the dispatcher runs on. */

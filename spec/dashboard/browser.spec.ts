@@ -78,6 +78,8 @@ async function pipelines() {
           executor,
           stats: billing,
           maxInFlight: 32,
+          // The per-key share off: one key fills the whole window.
+          maxPerKey: 32,
           key: (m: Order) => m.account,
           handle: (m: Order) => (m.account === SCRIPT_KEY ? held : []),
         }),
@@ -197,12 +199,12 @@ if (browserPath === undefined && process.env.CI) {
       // Hot keys: the two held keys lead the table, with read()'s backlogs; markup in a key is text.
       const hot = running.orders.read().hotKeys.slice(0, 2);
       expect(hot).toEqual([
-        { key: 'account-hot', backlog: 12 },
-        { key: IMG_KEY, backlog: 5 },
+        { key: 'account-hot', backlog: 12, parked: 0 },
+        { key: IMG_KEY, backlog: 5, parked: 0 },
       ]);
       const rows = page.locator(`${card('orders')} table.hot-keys tbody tr`);
-      expect(await rows.nth(0).locator('td').allTextContents()).toEqual(['account-hot', '12', '']);
-      expect(await rows.nth(1).locator('td').allTextContents()).toEqual([IMG_KEY, '5', '']);
+      expect(await rows.nth(0).locator('td').allTextContents()).toEqual(['account-hot', '12', '', '']);
+      expect(await rows.nth(1).locator('td').allTextContents()).toEqual([IMG_KEY, '5', '', '']);
       expect(await rows.nth(1).locator('img').count()).toBe(0);
       expect(await page.locator(`${card('orders')} .banner`).isHidden()).toBe(true);
 
@@ -222,7 +224,7 @@ if (browserPath === undefined && process.env.CI) {
           .textContent(),
       ).toBe(SCRIPT_KEY);
       expect(await page.locator('#overview tr[data-name="billing"] .state-stalled').textContent()).toBe(
-        `stalled by ${SCRIPT_KEY}`,
+        `held by ${SCRIPT_KEY}`,
       );
       // Exactly the page's own script exists, and nothing a key carried has run.
       expect(await page.locator('script').count()).toBe(1);

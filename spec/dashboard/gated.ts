@@ -17,6 +17,8 @@ export function gated(metrics: DispatchMetrics, keys: readonly string[], maxInFl
       keyedDispatch({
         stats: metrics,
         maxInFlight,
+        // Given a window, the per-key share is off: one key can fill all of it.
+        maxPerKey: maxInFlight,
         key: (m: Keyed) => m.key,
         handle: (m: Keyed) => {
           const gate = new Subject<void>();

@@ -196,7 +196,7 @@ describe('serveDashboard', () => {
         { key: 'a', backlog: 2 },
         { key: 'b', backlog: 1 },
       ],
-      stalledBy: null,
+      heldBy: null,
     });
     expect(frames.get('orders')?.lanes.length).toBeGreaterThan(0);
     // 16 in flight, all of one key: above 16 − 16/16 = 15, intake has stopped.
@@ -204,7 +204,7 @@ describe('serveDashboard', () => {
       inFlight: 16,
       maxInFlight: 16,
       stallThreshold: 15,
-      stalledBy: { key: 'hot', backlog: 16 },
+      heldBy: { key: 'hot', backlog: 16, parked: 0 },
     });
 
     // A page that connects later gets the charts' recent points and the latest frames at once.

@@ -1,5 +1,5 @@
 import type { MetricsSnapshot } from '../metrics';
-import { stalledBy, stallThreshold } from './stall';
+import { stallThreshold } from './stall';
 
 /** Keys longer than this are cut for the page (the full key stays in `read()`); the page shows them as text. */
 export const MAX_KEY_LENGTH = 200;
@@ -27,15 +27,22 @@ export interface DispatcherFrame {
   readonly settled: number;
   readonly failed: number;
   readonly longTurns: { readonly count: number; readonly maxMs: number };
-  readonly hotKeys: ReadonlyArray<{ readonly key: string; readonly backlog: number }>;
+  readonly hotKeys: ReadonlyArray<{
+    readonly key: string;
+    readonly backlog: number;
+    readonly parked: number;
+  }>;
   readonly lanes: ReadonlyArray<{
     readonly index: number;
     readonly ready: number;
     readonly pinned: number;
     readonly busyRatio: number;
   }>;
-  /** The key holding the window when it is stalled by one key (see `stalledBy`), else null. */
-  readonly stalledBy: { readonly key: string; readonly backlog: number } | null;
+  /** Messages waiting outside the window (their key at its share), and the most that may. */
+  readonly parked: number;
+  readonly maxParked: number;
+  /** The key holding the dispatcher's intake (`MetricsSnapshot.heldBy`), else null. */
+  readonly heldBy: { readonly key: string; readonly backlog: number; readonly parked: number } | null;
 }
 
 /**
@@ -60,7 +67,7 @@ export function frameOf(
   failedPerSecond: number,
   time: number,
 ): DispatcherFrame {
-  const stall = stalledBy(s);
+  const held = s.heldBy;
   return {
     name,
     time,
@@ -79,14 +86,16 @@ export function frameOf(
     settled: s.settled,
     failed: s.failed,
     longTurns: s.longTurns,
-    hotKeys: s.hotKeys.map((hot) => ({ key: keyText(hot.key), backlog: hot.backlog })),
+    hotKeys: s.hotKeys.map((hot) => ({ key: keyText(hot.key), backlog: hot.backlog, parked: hot.parked })),
     lanes: s.lanes.map((lane) => ({
       index: lane.index,
       ready: lane.ready,
       pinned: lane.pinned,
       busyRatio: lane.busyRatio,
     })),
-    stalledBy: stall === null ? null : { key: keyText(stall.key), backlog: stall.backlog },
+    parked: s.parked,
+    maxParked: s.maxParked,
+    heldBy: held === null ? null : { key: keyText(held.key), backlog: held.backlog, parked: held.parked },
   };
 }
 

@@ -7,6 +7,7 @@ import {
   DispatchStats,
   type HandlerTimer,
   type HotKey,
+  intakeBatch,
   linkStats,
   statsLink,
 } from '../stats';
@@ -296,7 +297,7 @@ class LatencyRecorder implements HandlerTimer {
 /** The key holding intake (see `MetricsSnapshot.heldBy`), if any. */
 function heldBy(counters: DispatchSnapshot, top: HotKey | undefined): HotKey | null {
   if (top === undefined) return null;
-  const batch = Math.max(1, Math.floor(counters.maxInFlight / 16));
+  const batch = intakeBatch(counters.maxInFlight);
   const stalled =
     counters.maxInFlight - counters.inFlight < batch ||
     counters.maxParked - counters.parked < Math.min(batch, counters.maxParked);

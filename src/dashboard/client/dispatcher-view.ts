@@ -75,6 +75,7 @@ export class DispatcherView {
               {},
               el('th', {}, 'key'),
               el('th', { class: 'num backlog' }, 'backlog'),
+              el('th', { class: 'num' }, 'parked'),
               el('th', { class: 'share' }, 'share of window'),
             ),
           ),
@@ -122,14 +123,17 @@ export class DispatcherView {
   }
 
   private showStall(frame: DispatcherFrame): void {
-    const stall = frame.stalledBy;
-    this.banner.hidden = stall === null;
-    if (stall === null) return;
+    const held = frame.heldBy;
+    this.banner.hidden = held === null;
+    if (held === null) return;
+    const holds =
+      held.parked > 0
+        ? `holds ${count(held.backlog)} unfinished messages, ${count(held.parked)} of them parked outside the window, filling the parking area (${count(frame.parked)} of ${count(frame.maxParked)})`
+        : `holds ${count(held.backlog)} of the ${count(frame.inFlight)} messages in flight (window ${count(frame.maxInFlight)})`;
     this.banner.replaceChildren(
-      el('b', {}, 'Window stalled by one key: '),
-      el('code', { class: 'stall-key' }, stall.key),
-      ` holds ${count(stall.backlog)} of the ${count(frame.inFlight)} messages in flight (window ${count(frame.maxInFlight)}); ` +
-        `every other key waits until in-flight drops to ${count(frame.stallThreshold)}.`,
+      el('b', {}, 'Intake held by one key: '),
+      el('code', { class: 'stall-key' }, held.key),
+      ` ${holds}; nothing more is taken in until they drain.`,
     );
   }
 
@@ -143,11 +147,12 @@ export class DispatcherView {
         {},
         el('td', {}, el('span', { class: 'key', title: hot.key }, hot.key)),
         el('td', { class: 'num' }, count(hot.backlog)),
+        el('td', { class: 'num' }, hot.parked > 0 ? count(hot.parked) : ''),
         el('td', {}, bar),
       );
     });
     if (rows.length === 0)
-      rows.push(el('tr', {}, el('td', { class: 'empty', colspan: '3' }, 'no key has unfinished messages')));
+      rows.push(el('tr', {}, el('td', { class: 'empty', colspan: '4' }, 'no key has unfinished messages')));
     this.hotKeys.replaceChildren(...rows);
   }
 

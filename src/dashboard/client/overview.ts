@@ -42,8 +42,8 @@ export class OverviewRow {
     setText(this.cells.p99, frame.timed === 0 ? '–' : ms(frame.p99Ms));
     setText(this.cells.live, count(frame.liveMailboxes));
     const state = this.cells.state;
-    if (frame.stalledBy !== null) {
-      setText(state, `stalled by ${frame.stalledBy.key}`);
+    if (frame.heldBy !== null) {
+      setText(state, `held by ${frame.heldBy.key}`);
       state.className = 'state-stalled';
     } else if (frame.inFlight > frame.stallThreshold) {
       setText(state, 'window full');

@@ -34,8 +34,8 @@ export class WindowGauge {
     const window = Math.max(1, frame.maxInFlight);
     this.fill.style.width = `${Math.min(100, (frame.inFlight / window) * 100)}%`;
     this.mark.style.left = `${(frame.stallThreshold / window) * 100}%`;
-    this.fill.classList.toggle('stalled', frame.stalledBy !== null);
-    this.fill.classList.toggle('full', frame.stalledBy === null && frame.inFlight > frame.stallThreshold);
+    this.fill.classList.toggle('stalled', frame.heldBy !== null);
+    this.fill.classList.toggle('full', frame.heldBy === null && frame.inFlight > frame.stallThreshold);
     setText(this.inFlight, count(frame.inFlight));
     setText(this.window, count(frame.maxInFlight));
     setText(this.note, `intake stops above ${count(frame.stallThreshold)} (the mark)`);
