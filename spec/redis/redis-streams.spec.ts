@@ -272,6 +272,59 @@ describe('fromRedisStreams', () => {
     expect(receiver.close()).toBe(closed);
   }, 30_000);
 
+  it('holds only the stream of a hot key whose entries park, while the other streams keep flowing', async () => {
+    const hotStream = `${RUN}-hot:hot`;
+    const coldStream = `${RUN}-hot:cold`;
+    created.push(hotStream, coldStream);
+    const batch = redis.pipeline();
+    for (let n = 0; n < 100; n++) {
+      batch.xadd(hotStream, '*', 'key', 'hot', 'data', String(n));
+      batch.xadd(coldStream, '*', 'key', `cold${n % 10}`, 'data', String(n));
+    }
+    await batch.exec();
+    const gate = deferred();
+    const hot: number[] = [];
+    let cold = 0;
+    const receiver = fromRedisStreams({
+      redis,
+      streams: [hotStream, coldStream],
+      group: GROUP,
+      consumer: 'hot-key',
+    });
+    const stats = new DispatchStats();
+    const subscription = receiver
+      .pipe(
+        keyedDispatch<RedisStreamMessage, string, void>({
+          key: (m) => m.key,
+          maxInFlight: 16,
+          maxPerKey: 4,
+          maxParked: 8,
+          stats,
+          handle: async (m) => {
+            if (m.key !== 'hot') {
+              cold++;
+              return;
+            }
+            await gate.promise;
+            hot.push(Number(m.data));
+          },
+        }),
+      )
+      .subscribe();
+    // With only the parking bound, the hot stream's entries would fill the parking area and stop intake.
+    const until = Date.now() + 10_000;
+    while (cold < 100 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(cold).toBe(100);
+    expect(hot).toEqual([]);
+    expect(stats.snapshot().parked).toBeLessThanOrEqual(8);
+    gate.resolve();
+    while (hot.length < 100 && Date.now() < until + 10_000)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(hot).toEqual(Array.from({ length: 100 }, (_, n) => n));
+    await receiver.close();
+    subscription.unsubscribe();
+  }, 40_000);
+
   it('rejects invalid options, naming the option, the value and its type, and still takes the earlier onFailed name', () => {
     const options = { redis, streams: ['s'], group: GROUP, consumer: 'c' };
     expect(() => fromRedisStreams({ ...options, onFailed: 'drop' as never })).toThrow(

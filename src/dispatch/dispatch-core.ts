@@ -221,6 +221,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     queue.push(message);
     this.parkedCount++;
     this.session?.parked?.(message);
+    // What was asked for covered this message, which now takes no room in the window: ask again.
+    this.requestMore();
   }
 
   /** One message of `key` left the window: its oldest parked message, if any, takes its place. */

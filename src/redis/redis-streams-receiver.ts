@@ -127,10 +127,18 @@ interface StreamState {
   claimCursor: string;
   /** The newest entry id seen: a blocking wait watches for entries after it. */
   lastSeen: string;
+  /**
+   * Delivered entries of this stream waiting outside the dispatcher's window (their key at its share).
+   * While there are any, the stream is held: no new entry of it is read, so the others keep flowing.
+   */
+  parked: number;
 }
 
 /** The most entries one command reads or claims; a window without limit (`Infinity`) reads batches of this. */
 const MAX_READ = 10_000;
+
+/** How often the streams are read while one is held: a blocking read could not be woken on its release. */
+const HELD_POLL_MS = 20;
 
 type EntryReply = [id: string, fields: string[] | null];
 
@@ -152,7 +160,13 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     sink: ReceiverSink<RedisStreamMessage>,
   ) {
     super(sink, options.onSettled);
-    this.states = options.streams.map((name) => ({ name, live: false, claimCursor: '0-0', lastSeen: '0-0' }));
+    this.states = options.streams.map((name) => ({
+      name,
+      live: false,
+      claimCursor: '0-0',
+      lastSeen: '0-0',
+      parked: 0,
+    }));
     this.reader = options.redis.duplicate();
     this.runLoop(() => this.readLoop());
   }
@@ -174,6 +188,17 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     this.reader.disconnect();
   }
 
+  /** An entry of a hot key had to park: its stream is held until its parked entries enter the window. */
+  override parked(message: RedisStreamMessage): void {
+    const state = this.states.find((s) => s.name === message.stream);
+    if (state !== undefined) state.parked++;
+  }
+
+  override unparked(message: RedisStreamMessage): void {
+    const state = this.states.find((s) => s.name === message.stream);
+    if (state !== undefined && --state.parked === 0) this.wake();
+  }
+
   /** What may be read now: the demand, less entries whose acknowledgement the server has not yet seen. */
   private free(): number {
     return Math.min(this.demand - this.acking, MAX_READ);
@@ -191,10 +216,14 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
         this.nextClaimAt = Date.now() + this.options.claimIntervalMs;
         continue;
       }
-      const live = this.states.filter((s) => s.live);
+      const live = this.states.filter((s) => s.live && s.parked === 0);
       const untilClaim = Math.max(1, this.nextClaimAt - Date.now());
       if (live.length === 0) await this.wait(untilClaim);
-      else if (!(await this.readNew(live))) await this.waitForEntries(live, untilClaim);
+      else if (await this.readNew(live)) continue;
+      // A blocking read cannot be woken when a held stream is released: poll meanwhile instead.
+      else if (live.length < this.states.filter((s) => s.live).length)
+        await this.wait(Math.min(untilClaim, HELD_POLL_MS));
+      else await this.waitForEntries(live, untilClaim);
     }
   }
 
