@@ -153,9 +153,10 @@ if (browserPath === undefined && process.env.CI) {
       const before = Number(await points());
       await sleep(2 * PERIOD_MS + 100);
       expect(Number(await points())).toBeGreaterThan(before);
-      expect(await page.locator(`${card('orders')} path[data-series="settled"]`).getAttribute('d')).toMatch(
-        /^M[\d.]+ [\d.]+(L[\d.]+ [\d.]+)+$/,
-      );
+      // A line of segments: a frame that came late (a busy machine) breaks it, as a gap in the data does.
+      const path = await page.locator(`${card('orders')} path[data-series="settled"]`).getAttribute('d');
+      expect(path).toMatch(/^(M[\d.]+ [\d.]+(L[\d.]+ [\d.]+)*)+$/);
+      expect(path).toContain('L');
 
       // Throughput: the chart's rates, frame after frame for four frames, against the rate read() gives
       // over the same time.
