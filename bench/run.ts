@@ -9,6 +9,7 @@ const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
   threads: () => import('./scenarios/threads'),
   'threads-scaling': () => import('./scenarios/threads-scaling'),
   'hot-key': () => import('./scenarios/hot-key'),
+  claims: () => import('./scenarios/claims'),
   memory: () => import('./scenarios/memory'),
   soak: () => import('./scenarios/soak'),
   dashboard: () => import('./scenarios/dashboard'),

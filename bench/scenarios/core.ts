@@ -136,7 +136,7 @@ const scenario: Scenario = {
           `${(med('ours:of') / med('groupBy:of')).toFixed(1)}×`,
         ],
         [
-          'keyedDispatch [m] / hand-written loop',
+          'keyedDispatch [m] / hand-written loop (medians of separate processes; side by side in one process: `claims`)',
           `${((med('ours:array') / med('hand')) * 100).toFixed(0)} %`,
         ],
         ['keyedDispatch of(m) / hand-written loop', `${((med('ours:of') / med('hand')) * 100).toFixed(0)} %`],
