@@ -88,6 +88,30 @@ describe('a handler on event-loop lanes', () => {
     });
   });
 
+  it('with a dead-letter hook that throws errors the output with what it threw', async () => {
+    const outcome = await outcomeOf(
+      within(
+        lastValueFrom(
+          fromIterable([1, 2]).pipe(
+            keyedDispatch({
+              key: (n: number) => n,
+              handle: (n: number) => Promise.reject(new Error(`boom ${n}`)),
+              onFailure: retryPolicy<number, number>({
+                maxAttempts: 1,
+                deadLetter: () => {
+                  throw new Error('dead letter threw');
+                },
+              }),
+            }),
+          ),
+        ),
+        5000,
+        'the output to end',
+      ),
+    );
+    expect(outcome).toEqual({ error: expect.objectContaining({ message: 'dead letter threw' }) });
+  });
+
   it('with a dead-letter hook that returns a number or a boolean ignores what it returned and goes on', async () => {
     const dead: number[] = [];
     const values = await within(
