@@ -88,6 +88,34 @@ describe('a handler on event-loop lanes', () => {
     });
   });
 
+  it('that returns a Promise subclass calling back synchronously completes its message and goes on with the key', async () => {
+    /** A Promise whose `then` calls back at once, inside the call. */
+    class EagerPromise<T> extends Promise<T> {
+      constructor(private readonly value: T) {
+        super(() => undefined);
+      }
+      // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose.
+      override then(resolve?: ((value: T) => unknown) | null): never {
+        resolve?.(this.value);
+        return undefined as never;
+      }
+    }
+    const stats = new DispatchStats();
+    const spaced = from([0, 1, 2]).pipe(concatMap((n) => of(n).pipe(delay(20))));
+    const values = await within(
+      lastValueFrom(
+        spaced.pipe(
+          keyedDispatch({ key: () => 'k', handle: (n: number) => new EagerPromise(n), stats }),
+          toArray(),
+        ),
+      ),
+      5000,
+      'the output to complete',
+    );
+    expect(values).toEqual([0, 1, 2]);
+    expect(stats.snapshot()).toMatchObject({ inFlight: 0, liveMailboxes: 0 });
+  });
+
   it('with a dead-letter hook that throws errors the output with what it threw', async () => {
     const outcome = await outcomeOf(
       within(

@@ -192,9 +192,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** Runs a handler's Promise or Observable (or other ObservableInput); true when it finished synchronously. */
   private subscribeTo(message: T, input: ObservableInput<R>, generation: number): boolean {
-    if (input instanceof Promise) {
-      // A native Promise calls back once, never synchronously, and its `then` does not throw.
-      input.then(
+    if (Object.getPrototypeOf(input) === Promise.prototype) {
+      // A native Promise (not a subclass) calls back once, never synchronously, and its `then` does not throw.
+      (input as Promise<R>).then(
         (value) => this.deliver(generation, Note.NextThenComplete, value),
         (err) => this.deliver(generation, Note.Error, err),
       );

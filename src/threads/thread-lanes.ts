@@ -275,6 +275,8 @@ export class ThreadLanes {
       slot.respawnTimes.push(now);
       if (held.length > 0) this.spawn(slot);
       for (const posted of held) {
+        // Failing one held message can end its dispatcher, which withdraws the others it held.
+        if (this.posted.get(posted.id) !== posted) continue;
         if (posted.transfers === undefined) this.send(posted);
         else this.failHeld(posted, new ThreadExitedError(slot.index, exitCode, error));
       }

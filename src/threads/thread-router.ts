@@ -45,7 +45,9 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
     const transfer = this.handler.transfer;
     if (transfer !== undefined) {
       try {
-        transfers = transfer(message);
+        const list = transfer(message);
+        // Nothing listed, nothing moved: the message can run again if its thread dies.
+        if (list !== undefined && list !== null && list.length > 0) transfers = list;
       } catch (err) {
         this.dispatcher.failed(message, key, err);
         return true;
