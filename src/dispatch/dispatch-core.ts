@@ -148,9 +148,9 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       }
     }
     for (const m of this.overflow.removeWhere(matches)) discarded.push(m);
-    // Keys whose admitted messages were taken back have room in their share again.
-    if (discarded.length > 0) this.unparkWhereRoom();
     if (discarded.length > 0) {
+      // Keys whose admitted messages were taken back have room in their share again.
+      this.unparkWhereRoom();
       this.requestMore();
       this.completeIfDone();
     }
@@ -196,9 +196,11 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
    * `admit`, which the compiler inlines into every receiver's delivery loop.
    */
   private admitParked(key: K, message: T): void {
+    // With nothing parked, the router has refused it already; else it is tried unless its key waits.
+    if (this.parkedCount !== 0 && !this.parked.has(key) && this.router.route(key, message)) return;
     this.admitted--;
     this.inFlight--;
-    if (this.parked.has(key) || !this.enter(key, message)) this.park(key, message);
+    this.park(key, message);
   }
 
   /** Hands a message to the router, into the window; false, counting nothing, when its key is at its share. */
