@@ -164,7 +164,13 @@ describe('keyedDispatch backpressure', () => {
     }
     const first = await lastValueFrom(
       fromIterable(endless()).pipe(
-        keyedDispatch({ executor, maxInFlight: 8, key: (m: Msg) => m.key, handle: (m: Msg) => [m.seq] }),
+        keyedDispatch({
+          executor,
+          maxInFlight: 8,
+          maxParked: 8,
+          key: (m: Msg) => m.key,
+          handle: (m: Msg) => [m.seq],
+        }),
         take(100),
         toArray(),
       ),
@@ -174,7 +180,7 @@ describe('keyedDispatch backpressure', () => {
       const seqs = first.filter((seq) => seq % 3 === k);
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     }
-    // What was taken beyond the 100 values: at most a window (8) and a parking area (8, the default).
+    // What was taken beyond the 100 values: at most a window (8) and the parking area (8).
     expect(pulled).toBeLessThanOrEqual(100 + 8 + 8);
   });
 
