@@ -3,6 +3,7 @@ import { threadLoop } from '../engine/lane-loop';
 import type { KeyedExecutor } from '../executor';
 import { GaveUp } from '../failure-policy';
 import { RingQueue } from '../internal/ring-queue';
+import { SegmentQueue } from '../internal/segment-queue';
 import type { ResolvedDispatchOptions } from '../options';
 import {
   isPullable,
@@ -51,7 +52,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   /** A plain source's subscription. */
   private subscription: SourceSubscriber<T> | null = null;
   /** Messages a plain source emitted beyond the window, admitted in order as it frees. */
-  private readonly overflow = new RingQueue<T>();
+  private readonly overflow = new SegmentQueue<T>();
   /**
    * Messages of keys at their share (`maxPerKey`), waiting outside the window in arrival order; a key is
    * here only while it has some. Each enters the window when its key's share frees.
@@ -305,8 +306,12 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     this.completeIfDone();
   }
 
-  /** Admits overflowed messages while the window and the parking area have room. */
+  /**
+   * Admits overflowed messages while the window and the parking area have room, a batch at a time as a
+   * receiver's come (one at a time, each woke its lane for one message).
+   */
   private admitOverflowed(): void {
+    if (this.options.maxInFlight - this.inFlight < this.requestAt) return;
     while (this.overflow.size > 0 && this.hasRoom() && !this.closed) this.admit(this.overflow.shift() as T);
   }
 
