@@ -1,4 +1,4 @@
-import { type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
+import { asapScheduler, type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
 import { threadLoop } from '../engine/lane-loop';
 import type { KeyedExecutor } from '../executor';
 import { GaveUp } from '../failure-policy';
@@ -330,7 +330,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   }
 
   /**
-   * Asks for `free` more, as one admission batch, at most `MAX_REQUEST` now and the rest from a microtask:
+   * Asks for `free` more, as one admission batch, at most `MAX_REQUEST` now and the rest a microtask later:
    * messages that finish at once (an already resolved Promise) then leave before more come in, so a large
    * window does not hold a large working set. Out of `requestMore`, which runs for every message.
    */
@@ -345,14 +345,13 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     }
     if (now < free && !this.requestQueued) {
       this.requestQueued = true;
-      queueMicrotask(this.requestAgain);
+      // RxJS's asap scheduler: a microtask, except in virtual time (`TestScheduler.run`), where it stays virtual.
+      asapScheduler.schedule(() => {
+        this.requestQueued = false;
+        this.requestMore();
+      });
     }
   }
-
-  private readonly requestAgain = (): void => {
-    this.requestQueued = false;
-    this.requestMore();
-  };
 
   /** Completes the output once everything has finished, unless stopping the source failed (then it errors). */
   private completeIfDone(): void {
