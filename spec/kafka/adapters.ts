@@ -12,6 +12,8 @@ import { BROKER, kafka, QUICK_GROUP } from './broker';
 /** A Kafka client the receiver runs on, set up for quick rebalances on the local broker. */
 export interface ClientAdapter {
   name: string;
+  /** The client argument of the scale-out member process (scale-out-consumer.ts). */
+  member: 'kafkajs' | 'platformatic';
   /** Whether a revoke holds the rebalance until the partitions' running messages finish (KIP-848). */
   holdsRevokes: boolean;
   /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
@@ -39,6 +41,7 @@ export const platformaticConsumer = (groupId: string) =>
 export const ADAPTERS: ClientAdapter[] = [
   {
     name: 'kafkajs',
+    member: 'kafkajs',
     holdsRevokes: false,
     adapter: (groupId, topics) => kafkajsAdapter(kafkajsConsumer(groupId), { topics, fromBeginning: true }),
     receiver: (groupId, topics, options) =>
@@ -46,6 +49,7 @@ export const ADAPTERS: ClientAdapter[] = [
   },
   {
     name: '@platformatic/kafka',
+    member: 'platformatic',
     holdsRevokes: true,
     adapter: (groupId, topics) =>
       platformaticAdapter(platformaticConsumer(groupId), { topics, fromBeginning: true, maxWaitMs: 100 }),
