@@ -71,6 +71,19 @@ describe('examples', () => {
   );
 
   it(
+    'failure-policy retries the conflicting deposits and dead-letters the one that cannot be applied',
+    async () => {
+      const run = await runExample('failure-policy.ts');
+      expectExitedCleanly(run);
+      expect(run.stdout).toContain('acc-1: deposit 4 applied on attempt 2');
+      expect(run.stdout).toContain(
+        'applied 11 of 12; dead-lettered: deposit 7 after 1 attempt(s): deposit 7 has a negative amount',
+      );
+    },
+    EXAMPLE_TIMEOUT,
+  );
+
+  it(
     'graceful-shutdown stops on its own SIGTERM and closes the executor',
     async () => {
       const run = await runExample('graceful-shutdown.ts');
