@@ -1,8 +1,9 @@
-import { type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
+import { asapScheduler, type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
 import { threadLoop } from '../engine/lane-loop';
 import type { KeyedExecutor } from '../executor';
 import { GaveUp } from '../failure-policy';
 import { RingQueue } from '../internal/ring-queue';
+import { SegmentQueue } from '../internal/segment-queue';
 import type { ResolvedDispatchOptions } from '../options';
 import {
   isPullable,
@@ -52,7 +53,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   /** A plain source's subscription. */
   private subscription: SourceSubscriber<T> | null = null;
   /** Messages a plain source emitted beyond the window, admitted in order as it frees. */
-  private readonly overflow = new RingQueue<T>();
+  private readonly overflow = new SegmentQueue<T>();
   /**
    * Messages of keys at their share (`maxPerKey`), waiting outside the window in arrival order; a key is
    * here only while it has some. Each enters the window when its key's share frees.
@@ -306,8 +307,12 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     this.completeIfDone();
   }
 
-  /** Admits overflowed messages while the window and the parking area have room. */
+  /**
+   * Admits overflowed messages while the window and the parking area have room, a batch at a time as a
+   * receiver's come (one at a time, each woke its lane for one message).
+   */
   private admitOverflowed(): void {
+    if (this.options.maxInFlight - this.inFlight < this.requestAt) return;
     while (this.overflow.size > 0 && this.hasRoom() && !this.closed) this.admit(this.overflow.shift() as T);
   }
 
@@ -326,7 +331,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   }
 
   /**
-   * Asks for `free` more, as one admission batch, at most `MAX_REQUEST` now and the rest from a microtask:
+   * Asks for `free` more, as one admission batch, at most `MAX_REQUEST` now and the rest a microtask later:
    * messages that finish at once (an already resolved Promise) then leave before more come in, so a large
    * window does not hold a large working set. Out of `requestMore`, which runs for every message.
    */
@@ -341,14 +346,13 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     }
     if (now < free && !this.requestQueued) {
       this.requestQueued = true;
-      queueMicrotask(this.requestAgain);
+      // RxJS's asap scheduler: a microtask, except in virtual time (`TestScheduler.run`), where it stays virtual.
+      asapScheduler.schedule(() => {
+        this.requestQueued = false;
+        this.requestMore();
+      });
     }
   }
-
-  private readonly requestAgain = (): void => {
-    this.requestQueued = false;
-    this.requestMore();
-  };
 
   /** Completes the output once everything has finished, unless stopping the source failed (then it errors). */
   private completeIfDone(): void {
