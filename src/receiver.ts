@@ -116,7 +116,7 @@ function notPipedStraight(name: string): string {
     `${name} must be piped straight into keyedDispatch, which acknowledges each message after its ` +
     'handler finished; it was subscribed as a plain Observable (directly, or behind another operator), ' +
     'which could only acknowledge each message on receipt. To deserialize, filter or enrich messages ' +
-    "first, do it in keyedDispatch's `key` and `handle` (see the README, 'Transforming messages'); or " +
+    "first, do it in keyedDispatch's `key` and `handle` (see docs/model.md, 'Transforming messages'); or " +
     "subscribe to the receiver's `.acknowledgeOnReceipt()` to accept at-most-once delivery (a crash " +
     'loses what was received and not yet handled).'
   );

@@ -112,7 +112,8 @@ export class DispatchRuntimeStoppedError extends Error {
   }
 }
 
-type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
+/** Where a runtime is in its life: created, started, stopping, or stopped. */
+export type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
 
 /**
  * Runs several dispatchers (commands, domain events, projections, sagas) on one executor, with one
