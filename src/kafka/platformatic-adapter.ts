@@ -19,11 +19,18 @@ import type { Membership, MembershipEvents } from './platformatic/membership';
  * (KIP-848, Kafka 4+) for incremental rebalances whose revokes wait for running messages.
  */
 export interface PlatformaticConsumer {
+  /** The consumer group it joins. */
   readonly groupId: string;
-  readonly topics: { track(topic: string): boolean };
+  /** The topics it follows; the adapter adds the subscribed ones. */
+  readonly topics: {
+    /** Follows a topic (its metadata is kept, the group subscription names it). */
+    track(topic: string): boolean;
+  };
+  /** Leaves the group and closes the connections. */
   close(force?: boolean): Promise<void>;
 }
 
+/** Options of `platformaticAdapter`: the subscription and how fetching waits. */
 export interface PlatformaticAdapterOptions {
   /** Topics to subscribe to. */
   topics: string[];
@@ -63,7 +70,10 @@ function byTopic(partitions: readonly TopicPartition[]): Map<string, number[]> {
 export function platformaticAdapter(
   consumer: PlatformaticConsumer,
   options: PlatformaticAdapterOptions,
-): KafkaConsumerAdapter & { committed(partitions: readonly TopicPartition[]): Promise<CommittedOffset[]> } {
+): KafkaConsumerAdapter & {
+  /** The group's committed offsets and metadata for these partitions. */
+  committed(partitions: readonly TopicPartition[]): Promise<CommittedOffset[]>;
+} {
   if (
     !Array.isArray(options?.topics) ||
     options.topics.length === 0 ||
