@@ -12,8 +12,8 @@ import { BROKER, kafka, QUICK_GROUP } from './broker';
 /** A Kafka client the receiver runs on, set up for quick rebalances on the local broker. */
 export interface ClientAdapter {
   name: string;
-  /** The client argument of the scale-out member process (scale-out-consumer.ts). */
-  member: 'kafkajs' | 'platformatic';
+  /** The client argument of the scale-out member process (scale-out-consumer.ts); none: not scaled out. */
+  member?: 'kafkajs' | 'platformatic';
   /** Whether a revoke holds the rebalance until the partitions' running messages finish (KIP-848). */
   holdsRevokes: boolean;
   /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
@@ -38,6 +38,17 @@ export const platformaticConsumer = (groupId: string) =>
     rebalanceTimeout: 60_000,
   });
 
+/** A consumer on the classic group protocol, with the same quick timings as the kafkajs one. */
+const platformaticClassicConsumer = (groupId: string) =>
+  new Consumer({
+    clientId: 'receiver-spec',
+    bootstrapBrokers: [BROKER],
+    groupId,
+    sessionTimeout: QUICK_GROUP.sessionTimeout,
+    heartbeatInterval: QUICK_GROUP.heartbeatInterval,
+    rebalanceTimeout: QUICK_GROUP.rebalanceTimeout,
+  });
+
 export const ADAPTERS: ClientAdapter[] = [
   {
     name: 'kafkajs',
@@ -56,6 +67,24 @@ export const ADAPTERS: ClientAdapter[] = [
     receiver: (groupId, topics, options) =>
       fromPlatformaticKafka({
         consumer: platformaticConsumer(groupId),
+        topics,
+        fromBeginning: true,
+        maxWaitMs: 100,
+        ...options,
+      }),
+  },
+  {
+    name: '@platformatic/kafka on the classic protocol',
+    holdsRevokes: false,
+    adapter: (groupId, topics) =>
+      platformaticAdapter(platformaticClassicConsumer(groupId), {
+        topics,
+        fromBeginning: true,
+        maxWaitMs: 100,
+      }),
+    receiver: (groupId, topics, options) =>
+      fromPlatformaticKafka({
+        consumer: platformaticClassicConsumer(groupId),
         topics,
         fromBeginning: true,
         maxWaitMs: 100,
