@@ -78,7 +78,8 @@ describe.each(ADAPTERS.filter((kind) => kind.member !== undefined))('Kafka scale
     const topic = unique('scale-out');
     const groupId = unique('scale-out-group');
     await createTopic(client, topic, PARTITIONS);
-    const files = Array.from({ length: MEMBERS }, (_, i) => join(OUT, `member-${i}.log`));
+    // Per run: the member processes append, and each client runs the spec once in the same folder.
+    const files = Array.from({ length: MEMBERS }, (_, i) => join(OUT, `${topic}-member-${i}.log`));
     const handledBy = new Array<number>(MEMBERS).fill(0);
     /** Partitions each member holds, once it has reported. */
     const held = new Array<number | null>(MEMBERS).fill(null);
