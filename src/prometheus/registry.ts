@@ -1,0 +1,8 @@
+/**
+ * The part of a prom-client `Registry` this package's types name, typed structurally so that they compile
+ * without `prom-client` installed (an optional peer, which the exporter needs to run). A `Registry` fits.
+ */
+export interface PrometheusRegistry {
+  registerMetric(metric: any): void;
+  removeSingleMetric(name: string): void;
+}
