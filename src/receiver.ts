@@ -83,7 +83,10 @@ export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
     return typeof value === 'object' && value !== null && (value as Receiver<unknown>)[RECEIVER] === true;
   }
 
-  readonly [RECEIVER] = true;
+  /** The brand, on the prototype (so `Sub.prototype instanceof Receiver` holds too). */
+  get [RECEIVER](): true {
+    return true;
+  }
 
   /** `name`: how errors name this receiver (`fromIterable()`); its class name by default. */
   constructor(name?: string) {
