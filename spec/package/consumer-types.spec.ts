@@ -43,32 +43,36 @@ describe('the packed package, used from TypeScript without the optional peers', 
   }, 240_000);
   afterAll(() => project?.remove());
 
-  it.each(MODES)('type-checks and emits declarations under $name resolution', (mode) => {
-    writeFileSync(join(project.dir, 'package.json'), JSON.stringify({ name: 'consumer', type: mode.type }));
-    writeFileSync(
-      join(project.dir, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: mode.module,
-          moduleResolution: mode.moduleResolution,
-          target: 'es2022',
-          strict: true,
-          skipLibCheck: false,
-          declaration: true,
-          emitDeclarationOnly: true,
-          outDir: 'out',
-          types: ['node'],
-        },
-        files: ['consumer.ts'],
-      }),
-    );
-    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    let output = '';
-    try {
-      execFileSync(process.execPath, [tsc, '-p', project.dir], { encoding: 'utf8', stdio: 'pipe' });
-    } catch (err) {
-      output = String((err as { stdout?: string }).stdout ?? err);
-    }
-    expect(output).toBe('');
-  }, 120_000);
+  it.each(MODES)(
+    'type-checks and emits declarations under $name resolution',
+    (mode) => {
+      writeFileSync(join(project.dir, 'package.json'), JSON.stringify({ name: 'consumer', type: mode.type }));
+      writeFileSync(
+        join(project.dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: mode.module,
+            moduleResolution: mode.moduleResolution,
+            target: 'es2022',
+            strict: true,
+            skipLibCheck: false,
+            declaration: true,
+            emitDeclarationOnly: true,
+            outDir: 'out',
+            types: ['node'],
+          },
+          files: ['consumer.ts'],
+        }),
+      );
+      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+      let output = '';
+      try {
+        execFileSync(process.execPath, [tsc, '-p', project.dir], { encoding: 'utf8', stdio: 'pipe' });
+      } catch (err) {
+        output = String((err as { stdout?: string }).stdout ?? err);
+      }
+      expect(output).toBe('');
+    },
+    120_000,
+  );
 });
