@@ -8,7 +8,12 @@ import type { DispatchMetrics } from '../metrics';
 import { describe } from '../validate';
 import type { OpenTelemetryAttributes, OpenTelemetryMeter } from './meter';
 
-export type { OpenTelemetryAttributes, OpenTelemetryAttributeValue, OpenTelemetryMeter } from './meter';
+export type {
+  OpenTelemetryAttributes,
+  OpenTelemetryAttributeValue,
+  OpenTelemetryInstrumentOptions,
+  OpenTelemetryMeter,
+} from './meter';
 
 /** Options of `exportToOpenTelemetry`. */
 export interface OpenTelemetryExportOptions {

@@ -17,19 +17,30 @@ export interface OpenTelemetryAttributes {
   [key: string]: OpenTelemetryAttributeValue | undefined;
 }
 
-interface InstrumentOptions {
+/** How an instrument describes itself. */
+export interface OpenTelemetryInstrumentOptions {
+  /** What it measures. */
   description?: string;
+  /** Its unit (UCUM, e.g. `s`, `{message}`). */
   unit?: string;
 }
 
 /** A meter (the API's `Meter`). */
 export interface OpenTelemetryMeter {
-  createObservableGauge(name: string, options?: InstrumentOptions): object;
-  createObservableCounter(name: string, options?: InstrumentOptions): object;
+  /** An asynchronous gauge. */
+  createObservableGauge(name: string, options?: OpenTelemetryInstrumentOptions): object;
+  /** An asynchronous counter. */
+  createObservableCounter(name: string, options?: OpenTelemetryInstrumentOptions): object;
+  /** A histogram. */
   createHistogram(
     name: string,
-    options?: InstrumentOptions,
-  ): { record(value: number, attributes?: OpenTelemetryAttributes): void };
+    options?: OpenTelemetryInstrumentOptions,
+  ): {
+    /** Records one value. */
+    record(value: number, attributes?: OpenTelemetryAttributes): void;
+  };
+  /** Observes `observables` together, by `callback`, at each collection. */
   addBatchObservableCallback(callback: (result: any) => void, observables: object[]): void;
+  /** Stops what `addBatchObservableCallback` started. */
   removeBatchObservableCallback(callback: (result: any) => void, observables: object[]): void;
 }

@@ -3,6 +3,8 @@
  * without `prom-client` installed (an optional peer, which the exporter needs to run). A `Registry` fits.
  */
 export interface PrometheusRegistry {
+  /** Registers a metric (the prom-client instruments do, given `registers`). */
   registerMetric(metric: any): void;
+  /** Unregisters the metric named `name`. */
   removeSingleMetric(name: string): void;
 }

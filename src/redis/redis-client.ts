@@ -4,15 +4,26 @@
  * ioredis gives them.
  */
 export interface RedisClient {
+  /** A new connection with the same options (blocking reads get their own). */
   duplicate(): RedisClient;
+  /** Closes the connection at once. */
   disconnect(): void;
+  /** Sends any command. */
   call(...args: any[]): Promise<unknown>;
+  /** `XACK`. */
   xack(...args: any[]): Promise<unknown>;
+  /** `XADD`. */
   xadd(...args: any[]): Promise<unknown>;
+  /** `XAUTOCLAIM`. */
   xautoclaim(...args: any[]): Promise<unknown>;
+  /** `XGROUP`. */
   xgroup(...args: any[]): Promise<unknown>;
+  /** `XINFO`. */
   xinfo(...args: any[]): Promise<unknown>;
+  /** `XPENDING`. */
   xpending(...args: any[]): Promise<unknown>;
+  /** `XREAD`. */
   xread(...args: any[]): Promise<unknown>;
+  /** `XREADGROUP`. */
   xreadgroup(...args: any[]): Promise<unknown>;
 }
