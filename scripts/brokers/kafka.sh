@@ -151,11 +151,21 @@ logger.clients.level = warn
 EOF
 }
 
+# Kafka cluster ids are 16 random bytes in URL-safe base64 without padding. One that starts with '-'
+# would be read as an option by the storage tool, so, like Kafka's own Uuid.randomUuid, draw again.
+new_cluster_id() {
+  local id
+  while :; do
+    id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+    [[ "$id" == -* ]] || break
+  done
+  echo "$id"
+}
+
 format_storage() {
   [[ -f "$DATA/meta.properties" ]] && return 0
-  # Kafka cluster ids are 16 random bytes in URL-safe base64 without padding.
   local cluster_id
-  cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  cluster_id="$(new_cluster_id)"
   log "formatting storage (cluster id $cluster_id)"
   mkdir -p "$DATA"
   java "${CLIENT_JVM_OPTS[@]}" -cp "$LIBS/*" -Dlog4j2.configurationFile="$LOG4J_CONF" \
