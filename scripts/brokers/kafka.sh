@@ -61,8 +61,8 @@ running_pid() {
   pid="$(cat "$PIDFILE" 2>/dev/null || true)"
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
   [[ -r "/proc/$pid/cmdline" ]] || return 1
-  # Guard against pid reuse: the process must be our kafka.Kafka.
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "kafka.Kafka $CONF" || return 1
+  # Guard against pid reuse and other checkouts: the process must be kafka.Kafka on this script's config.
+  [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" == *" kafka.Kafka $CONF " ]] || return 1
   echo "$pid"
 }
 
@@ -290,7 +290,7 @@ cmd_stop() {
   if ! pid="$(running_pid)"; then
     rm -f "$PIDFILE"
     if port_open "$HOST" "$PORT"; then
-      log "something answers on $HOST:$PORT but it was not started by this script; leaving it alone"
+      log "something answers on $HOST:$PORT but it was not started by this script from ${HOME_DIR#"$ROOT"/}; leaving it alone"
     else
       log "not running"
     fi
@@ -316,7 +316,7 @@ cmd_status() {
   local pid=""
   pid="$(running_pid || true)"
   if port_open "$HOST" "$PORT"; then
-    log "running: answering on $HOST:$PORT${pid:+ (pid $pid)}"
+    log "running: answering on $HOST:$PORT, ${pid:+started by this script (pid $pid)}${pid:-not started by this script}"
     return 0
   fi
   if [[ -n "$pid" ]]; then
