@@ -61,8 +61,8 @@ running_pid() {
   pid="$(cat "$PIDFILE" 2>/dev/null || true)"
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
   [[ -r "/proc/$pid/cmdline" ]] || return 1
-  # Guard against pid reuse: the process must be our kafka.Kafka.
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "kafka.Kafka $CONF" || return 1
+  # Guard against pid reuse and other checkouts: the process must be kafka.Kafka on this script's config.
+  [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" == *" kafka.Kafka $CONF " ]] || return 1
   echo "$pid"
 }
 
@@ -151,11 +151,21 @@ logger.clients.level = warn
 EOF
 }
 
+# Kafka cluster ids are 16 random bytes in URL-safe base64 without padding. One that starts with '-'
+# would be read as an option by the storage tool, so, like Kafka's own Uuid.randomUuid, draw again.
+new_cluster_id() {
+  local id
+  while :; do
+    id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+    [[ "$id" == -* ]] || break
+  done
+  echo "$id"
+}
+
 format_storage() {
   [[ -f "$DATA/meta.properties" ]] && return 0
-  # Kafka cluster ids are 16 random bytes in URL-safe base64 without padding.
   local cluster_id
-  cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  cluster_id="$(new_cluster_id)"
   log "formatting storage (cluster id $cluster_id)"
   mkdir -p "$DATA"
   java "${CLIENT_JVM_OPTS[@]}" -cp "$LIBS/*" -Dlog4j2.configurationFile="$LOG4J_CONF" \
@@ -280,7 +290,7 @@ cmd_stop() {
   if ! pid="$(running_pid)"; then
     rm -f "$PIDFILE"
     if port_open "$HOST" "$PORT"; then
-      log "something answers on $HOST:$PORT but it was not started by this script; leaving it alone"
+      log "something answers on $HOST:$PORT but it was not started by this script from ${HOME_DIR#"$ROOT"/}; leaving it alone"
     else
       log "not running"
     fi
@@ -306,7 +316,7 @@ cmd_status() {
   local pid=""
   pid="$(running_pid || true)"
   if port_open "$HOST" "$PORT"; then
-    log "running: answering on $HOST:$PORT${pid:+ (pid $pid)}"
+    log "running: answering on $HOST:$PORT, ${pid:+started by this script (pid $pid)}${pid:-not started by this script}"
     return 0
   fi
   if [[ -n "$pid" ]]; then

@@ -51,8 +51,75 @@ apt_install() {
   fi
 }
 
+# True if the pid is a live process (an exited but not yet reaped one counts as gone).
+proc_alive() {
+  kill -0 "$1" 2>/dev/null || return 1
+  local state
+  state="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null || true)"
+  [ "$state" != "Z" ] && [ "$state" != "X" ]
+}
+
+# Prints the pid in the pid file $1 if that process is alive and is the server this script started:
+# the broker script's `is_ours <pid>` checks its identity, so a pid the system has since given to
+# another process, or a broker started from elsewhere, is never taken for ours.
+started_pid() {
+  local pid
+  [ -f "$1" ] || return 1
+  pid="$(cat "$1" 2>/dev/null || true)"
+  [[ "$pid" =~ ^[0-9]+$ ]] && proc_alive "$pid" && is_ours "$pid" || return 1
+  echo "$pid"
+}
+
+# The command line of a process, its arguments separated by spaces.
+cmdline_of() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null; }
+
+# Stops the process `pid` this script started: TERM, then KILL after STOP_TIMEOUT_S seconds.
+stop_pid() {
+  local pid=$1
+  kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$(( $(date +%s) + STOP_TIMEOUT_S ))
+  while proc_alive "$pid"; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "pid $pid still running after ${STOP_TIMEOUT_S}s; sending KILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 0.2
+      break
+    fi
+    sleep 0.1
+  done
+}
+
+# Who runs the server answering on the port, for messages.
+owner() {
+  local pid
+  if pid="$(our_pid)"; then
+    echo "started by this script (pid $pid)"
+  else
+    echo "not started by this script from ${D#"$ROOT"/}"
+  fi
+}
+
+# Stops the server this script started from $D, and only that one: a server on the port that was
+# started otherwise (another checkout, a system service, by hand) is left alone.
+stop_ours() {
+  local pid
+  if ! pid="$(our_pid)"; then
+    rm -f "$PIDFILE"
+    if is_up; then
+      log "a server answers on $HOST:$PORT but was not started by this script from ${D#"$ROOT"/}; leaving it alone"
+    else
+      log "not running ($(elapsed))"
+    fi
+    return 0
+  fi
+  log "stopping pid $pid"
+  stop_pid "$pid"
+  rm -f "$PIDFILE"
+  log "stopped ($(elapsed))"
+}
+
 # Runs `start|stop|status` under one lock per broker (parallel test set-ups queue instead of racing).
-# The broker script defines `start`, `stop` and `is_up`, and sets D, HOST and PORT.
+# The broker script defines `start`, `is_up`, `is_ours` and `our_pid`, and sets D, PIDFILE, HOST and PORT.
 broker_main() {
   mkdir -p "$D"
   if command -v flock >/dev/null 2>&1; then
@@ -61,10 +128,10 @@ broker_main() {
   fi
   case "${1:-}" in
     start) start ;;
-    stop) stop ;;
+    stop) stop_ours ;;
     status)
       if is_up; then
-        log "running on $HOST:$PORT ($(elapsed))"
+        log "running on $HOST:$PORT, $(owner) ($(elapsed))"
       else
         log "not running ($(elapsed))"
         return 1

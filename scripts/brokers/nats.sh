@@ -4,17 +4,21 @@
 # Usage: scripts/brokers/nats.sh start|stop|status
 #
 # Installs nats-server via apt when it is missing, then runs one instance
-# bound to 127.0.0.1 (client port 4222, monitoring port 8222) with JetStream
-# enabled. Runtime files (store, pid, log) live in <repo>/.brokers/nats,
-# which is git-ignored.
+# bound to 127.0.0.1 (client port 4222, monitoring port 8222; NATS_PORT and
+# NATS_MONITOR_PORT to change them) with JetStream enabled. Runtime files
+# (store, pid, log) live in <repo>/.brokers/nats (nats-<port> for another
+# port), which is git-ignored. `stop` stops only the server this script
+# started from there; any other server on the port is left alone.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
-D="$ROOT/.brokers/nats"
 HOST=127.0.0.1
-PORT=4222
-MON_PORT=8222
+PORT="${NATS_PORT:-4222}"
+MON_PORT="${NATS_MONITOR_PORT:-8222}"
+D="$ROOT/.brokers/nats"
+if [ "$PORT" != 4222 ]; then D="$D-$PORT"; fi
+PIDFILE="$D/nats.pid"
 HEALTH_URL="http://$HOST:$MON_PORT/healthz?js-enabled-only=true"
 START_TIMEOUT_S="${NATS_START_TIMEOUT_S:-20}"
 STOP_TIMEOUT_S="${NATS_STOP_TIMEOUT_S:-20}"
@@ -34,17 +38,11 @@ healthy() {
   curl -sf -o /dev/null --max-time 2 "$HEALTH_URL"
 }
 
-# True if the pid is a live process (an exited but not yet reaped one counts as gone).
-proc_alive() {
-  kill -0 "$1" 2>/dev/null || return 1
-  local state
-  state="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null || true)"
-  [ "$state" != "Z" ] && [ "$state" != "X" ]
-}
+# The command line this script starts the server with, up to the store directory: it tells ours from
+# a server started from another checkout or by hand.
+OUR_CMDLINE="nats-server -a $HOST -p $PORT -m $MON_PORT -js -sd $D/nats "
 
-pid_alive() {
-  [ -f "$D/nats.pid" ] && proc_alive "$(cat "$D/nats.pid")"
-}
+is_ours() { [[ "$(cmdline_of "$1")" == "$OUR_CMDLINE"* ]]; }
 
 # Pid of a server started by this script, found by its exact command line
 # (used when the pid file has gone missing).
@@ -53,17 +51,23 @@ own_pid_by_cmdline() {
   pgrep -o -f "^nats-server -a $HOST -p $PORT -m $MON_PORT -js -sd $D/nats( |\$)"
 }
 
+our_pid() {
+  started_pid "$PIDFILE" && return 0
+  local pid
+  pid="$(own_pid_by_cmdline)" && is_ours "$pid" && echo "$pid"
+}
+
 start() {
   if healthy; then
-    log "already running on $HOST:$PORT ($(elapsed))"
+    log "already running on $HOST:$PORT, $(owner) ($(elapsed))"
     return 0
   fi
   ensure_installed
   mkdir -p "$D/nats"
-  if ! pid_alive; then
-    rm -f "$D/nats.pid"
+  if ! our_pid >/dev/null; then
+    rm -f "$PIDFILE"
     nohup setsid nats-server -a "$HOST" -p "$PORT" -m "$MON_PORT" -js \
-      -sd "$D/nats" -P "$D/nats.pid" -l "$D/nats.log" \
+      -sd "$D/nats" -P "$PIDFILE" -l "$D/nats.log" \
       >>"$D/nats.stdout" 2>&1 </dev/null 9>&- &
   fi
   local deadline=$(( $(date +%s) + START_TIMEOUT_S ))
@@ -76,36 +80,6 @@ start() {
     sleep 0.1
   done
   log "started on $HOST:$PORT (monitor $MON_PORT), $(nats-server --version) ($(elapsed))"
-}
-
-stop() {
-  local pid=""
-  if pid_alive; then
-    pid="$(cat "$D/nats.pid")"
-  elif pid="$(own_pid_by_cmdline)" && [ -n "$pid" ]; then
-    log "pid file missing; found server pid $pid by command line"
-  else
-    rm -f "$D/nats.pid"
-    if healthy; then
-      log "a server answers on $HOST:$MON_PORT but was not started from $D; not stopping it"
-      exit 1
-    fi
-    log "not running ($(elapsed))"
-    return 0
-  fi
-  kill -TERM "$pid" 2>/dev/null || true
-  local deadline=$(( $(date +%s) + STOP_TIMEOUT_S ))
-  while proc_alive "$pid"; do
-    if [ "$(date +%s)" -ge "$deadline" ]; then
-      log "pid $pid still running after ${STOP_TIMEOUT_S}s; sending KILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.2
-      break
-    fi
-    sleep 0.1
-  done
-  rm -f "$D/nats.pid"
-  log "stopped ($(elapsed))"
 }
 
 is_up() { healthy; }

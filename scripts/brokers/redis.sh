@@ -4,15 +4,19 @@
 # Usage: scripts/brokers/redis.sh start|stop|status
 #
 # Installs redis-server via apt when it is missing, then runs one instance
-# bound to 127.0.0.1:6379 with persistence disabled. Runtime files (pid, log)
-# live in <repo>/.brokers/redis, which is git-ignored.
+# bound to 127.0.0.1:6379 (REDIS_PORT to change it) with persistence disabled.
+# Runtime files (pid, log) live in <repo>/.brokers/redis (redis-<port> for
+# another port), which is git-ignored. `stop` stops only the server this
+# script started from there; any other Redis on the port is left alone.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
-D="$ROOT/.brokers/redis"
+ROOT="$(cd "$SCRIPT_DIR/../.." && pwd -P)"
 HOST=127.0.0.1
-PORT=6379
+PORT="${REDIS_PORT:-6379}"
+D="$ROOT/.brokers/redis"
+if [ "$PORT" != 6379 ]; then D="$D-$PORT"; fi
+PIDFILE="$D/redis.pid"
 START_TIMEOUT_S="${REDIS_START_TIMEOUT_S:-20}"
 STOP_TIMEOUT_S="${REDIS_STOP_TIMEOUT_S:-20}"
 BROKER=redis
@@ -32,14 +36,14 @@ ping_ok() {
 
 start() {
   if ping_ok; then
-    log "already running on $HOST:$PORT ($(elapsed))"
+    log "already running on $HOST:$PORT, $(owner) ($(elapsed))"
     return 0
   fi
   ensure_installed
   mkdir -p "$D"
   redis-server --daemonize yes --bind "$HOST" --port "$PORT" \
     --save "" --appendonly no \
-    --dir "$D" --pidfile "$D/redis.pid" --logfile "$D/redis.log" 9>&-
+    --dir "$D" --pidfile "$PIDFILE" --logfile "$D/redis.log" 9>&-
   local deadline=$(( $(date +%s) + START_TIMEOUT_S ))
   until ping_ok; do
     if [ "$(date +%s)" -ge "$deadline" ]; then
@@ -52,27 +56,13 @@ start() {
   log "started on $HOST:$PORT, $(redis-server --version | sed -n "s/.*v=\([^ ]*\).*/\1/p") ($(elapsed))"
 }
 
-stop() {
-  if ping_ok; then
-    redis-cli -h "$HOST" -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
-  elif [ -f "$D/redis.pid" ] && kill -0 "$(cat "$D/redis.pid")" 2>/dev/null; then
-    kill "$(cat "$D/redis.pid")" || true
-  else
-    rm -f "$D/redis.pid"
-    log "not running ($(elapsed))"
-    return 0
-  fi
-  local deadline=$(( $(date +%s) + STOP_TIMEOUT_S ))
-  while ping_ok || { [ -f "$D/redis.pid" ] && kill -0 "$(cat "$D/redis.pid")" 2>/dev/null; }; do
-    if [ "$(date +%s)" -ge "$deadline" ]; then
-      log "still running after ${STOP_TIMEOUT_S}s"
-      exit 1
-    fi
-    sleep 0.1
-  done
-  rm -f "$D/redis.pid"
-  log "stopped ($(elapsed))"
+# Redis renames its process "redis-server <host>:<port>" and runs in its --dir: a server started from
+# this checkout's $D is ours; one started from another checkout or by the system is not.
+is_ours() {
+  [[ "$(cmdline_of "$1")" == "redis-server $HOST:$PORT"* ]] && [ "$(readlink "/proc/$1/cwd")" = "$D" ]
 }
+
+our_pid() { started_pid "$PIDFILE"; }
 
 is_up() { ping_ok; }
 
