@@ -200,8 +200,9 @@ const scenario: Scenario = {
         `fresh processes. Computed by the bench from this run:\n\n${targetsTable(targets)}`,
       `${heap.text}`,
       `### Method\n\n${METHOD}`,
-      ...(Object.keys(SHAPES) as Shape[]).map((shape) => shapeSection(shape, results)),
-      POOL_NOTE,
+      ...(Object.keys(SHAPES) as Shape[]).map(
+        (shape) => `${shapeSection(shape, results)}${shape === 'array' ? `\n\n${POOL_NOTE}` : ''}`,
+      ),
       ...metrics,
     ].join('\n\n');
     console.log(section);
