@@ -19,6 +19,7 @@ import type { Routed, Router } from './router';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
 export class WindowOverflowError extends Error {
+  /** The error's name, for logs and `instanceof`-free checks. */
   override name = 'WindowOverflowError';
   constructor(maxInFlight: number) {
     super(
