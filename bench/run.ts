@@ -4,6 +4,8 @@ import { machine, type Scenario, writeSection } from './lib';
 /** Scenarios by name, loaded lazily so one scenario's dependencies never slow another. */
 const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
   core: () => import('./scenarios/core'),
+  latency: () => import('./scenarios/latency'),
+  profile: () => import('./scenarios/profile'),
   isolation: () => import('./scenarios/isolation'),
   kafka: () => import('./scenarios/kafka'),
   threads: () => import('./scenarios/threads'),

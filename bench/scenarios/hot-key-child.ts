@@ -3,17 +3,10 @@
 // (`HotKeyResults`) as JSON on its last line.
 import { getHeapStatistics } from 'node:v8';
 import { concatMap, groupBy, mergeMap, Subject } from 'rxjs';
-import {
-  KeyedExecutor,
-  keyedDispatch,
-  NOTHING,
-  openReceiver,
-  PullSession,
-  Receiver,
-  type ReceiverSink,
-} from '../../src';
+import { KeyedExecutor, keyedDispatch } from '../../src';
 import { promiseChain } from '../baselines/promise-chain';
 import { collect, median } from '../lib';
+import { paceArrivals, percentile, random, ScheduleReceiver } from '../open-loop';
 
 interface Message {
   readonly key: number;
@@ -77,51 +70,12 @@ interface Running {
 }
 type Contender = (input: readonly Message[], done: (m: Message) => void) => Running;
 
-/**
- * A pulled receiver over the schedule, as a broker's log is: messages that have arrived wait in it
- * until keyedDispatch asks for them, so the window backpressures the source.
- */
-class ScheduleSession extends PullSession<Message> {
-  taken = 0;
-  private arrived = 0;
-
-  constructor(
-    private readonly input: readonly Message[],
-    sink: ReceiverSink<Message>,
-  ) {
-    super(sink);
-  }
-
-  arrive(count: number): void {
-    this.arrived = count;
-    this.drain();
-  }
-
-  protected override take(): Message | typeof NOTHING {
-    return this.taken < this.arrived ? this.input[this.taken++] : NOTHING;
-  }
-}
-
 /** The event-loop lanes of both keyedDispatch contenders; made in `main`, so importing this file starts nothing. */
 let executor: KeyedExecutor;
 
-/** The receiver of one run: keyedDispatch opens one session on it. */
-class ScheduleReceiver extends Receiver<Message> {
-  session: ScheduleSession | undefined;
-
-  constructor(private readonly input: readonly Message[]) {
-    super('schedule');
-  }
-
-  [openReceiver](sink: ReceiverSink<Message>): ScheduleSession {
-    this.session = new ScheduleSession(this.input, sink);
-    return this.session;
-  }
-}
-
 function dispatch(options: { maxPerKey?: number; maxParked?: number }): Contender {
   return (input, done) => {
-    const receiver = new ScheduleReceiver(input);
+    const receiver = new ScheduleReceiver<Message>(input);
     const subscription = receiver
       .pipe(keyedDispatch({ executor, key: keyOf, handle, maxInFlight: WINDOW, ...options }))
       .subscribe(done);
@@ -172,18 +126,6 @@ const contenders: Record<string, Contender> = {
     };
   },
 };
-
-/** A deterministic random number generator (mulberry32), so every contender gets the same schedule. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** An arrival schedule: message i arrives at i / perMs ms after the start (all at once for Infinity). */
 interface Schedule {
@@ -272,18 +214,6 @@ function runOnce(contender: Contender, { input, perMs, cold }: Schedule, all = f
     const sampler = setInterval(sample, 5);
     // A closed-loop run (`all`) ends only when everything has finished (a minute at most).
     const deadline = setTimeout(() => end(), all ? 60_000 : (count - 1) / perMs + DRAIN_MS);
-    const tick = () => {
-      if (ended) return;
-      const due = Number.isFinite(perMs)
-        ? Math.min(count, Math.floor((performance.now() - start) * perMs) + 1)
-        : count;
-      if (due > arrived) {
-        arrived = due;
-        running.arrive(due);
-        if (arrived === count && (all ? left === 0 : coldLeft === 0)) end();
-      }
-      if (arrived < count) setImmediate(tick);
-    };
     function end(): void {
       if (ended) return;
       sample();
@@ -318,12 +248,18 @@ function runOnce(contender: Contender, { input, perMs, cold }: Schedule, all = f
       // Handlers of the stopped run still pending (at most ~1 ms each) run out before the next run.
       setTimeout(() => resolve(result), 50);
     }
-    tick();
+    paceArrivals(
+      count,
+      perMs,
+      start,
+      (due) => {
+        arrived = due;
+        running.arrive(due);
+        if (arrived === count && (all ? left === 0 : coldLeft === 0)) end();
+      },
+      () => ended,
+    );
   });
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 /** What the child prints. */
