@@ -2,10 +2,11 @@
 // --max-in-flight n --messages n --keys n [--log file --kill-point n]` (the same arguments as the
 // Parallel Consumer program). Prints `{ "rate": msgs/s, "violations": n }` on its last line once every
 // message has been handled, then exits without leaving the group (each measured run has a group of its own).
+import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
-import { lastValueFrom } from 'rxjs';
+import { lastValueFrom, type ObservableInput } from 'rxjs';
 import { keyedDispatch } from '../../src';
-import { fromKafka, type KafkaMessage, kafkaKey } from '../../src/kafka';
+import { fromKafka, type KafkaMessage, type KafkaReceiver, kafkaKey } from '../../src/kafka';
 import { Tally } from './kafka-tally';
 
 /** The same group timing for every contender, so a killed member leaves the group as fast. */
@@ -24,26 +25,30 @@ const delay = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
 const kafkajs = () =>
   new Kafka({ clientId: 'bench', brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING });
 
-/** keyedDispatch after fromKafka (kafkajs), a 1 ms async handler. */
-async function keyedDispatchKafkajs({ topic, group, maxInFlight, tally }: Args): Promise<void> {
-  const receiver = fromKafka({
-    consumer: kafkajs().consumer({ groupId: group, ...GROUP }),
-    topics: [topic],
-    fromBeginning: true,
-  });
-  void lastValueFrom(
-    receiver.pipe(
-      keyedDispatch<KafkaMessage, string, void>({
-        key: kafkaKey,
-        maxInFlight,
-        handle: async (m) => {
-          await delay();
-          tally.record(m.value);
-        },
-      }),
-    ),
-    { defaultValue: undefined },
-  );
+/** The receivers keyedDispatch runs after, by client. */
+const receivers: Record<string, (args: Args) => KafkaReceiver> = {
+  kafkajs: ({ topic, group }) =>
+    fromKafka({
+      consumer: kafkajs().consumer({ groupId: group, ...GROUP }),
+      topics: [topic],
+      fromBeginning: true,
+    }),
+};
+
+/** keyedDispatch after the client's receiver, handling each message with `handle`. */
+function dispatch(client: string, handle: (m: KafkaMessage, tally: Tally) => ObservableInput<void>) {
+  return async (args: Args): Promise<void> => {
+    void lastValueFrom(
+      receivers[client](args).pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: kafkaKey,
+          maxInFlight: args.maxInFlight,
+          handle: (m) => handle(m, args.tally),
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+  };
 }
 
 /** kafkajs' own per-message loop, one message at a time per partition, a 1 ms async handler. */
@@ -72,10 +77,45 @@ async function rawKafkajs({ topic, group, tally }: Args): Promise<void> {
   });
 }
 
+/** @platformatic/kafka fetching and committing (every second) with no handler: its ceiling. */
+async function rawPlatformatic({ topic, group, tally }: Args): Promise<void> {
+  const consumer = new Consumer({ clientId: 'bench', bootstrapBrokers: ['127.0.0.1:9092'], groupId: group });
+  const stream = await consumer.consume({
+    topics: [topic],
+    mode: MessagesStreamModes.COMMITTED,
+    fallbackMode: 'earliest',
+    autocommit: 1000,
+    maxWaitTime: GROUP.maxWaitTimeInMs,
+    sessionTimeout: GROUP.sessionTimeout,
+    heartbeatInterval: GROUP.heartbeatInterval,
+  });
+  stream.on('data', (message) => tally.record(message.value));
+}
+
 const contenders: Record<string, (args: Args) => Promise<void>> = {
-  'keyed-dispatch:kafkajs': keyedDispatchKafkajs,
+  ...Object.fromEntries(
+    Object.keys(receivers).flatMap((client) => [
+      // A 1 ms async handler.
+      [
+        `keyed-dispatch:${client}`,
+        dispatch(client, async (m, tally) => {
+          await delay();
+          tally.record(m.value);
+        }),
+      ],
+      // A handler that returns at once: what dispatch itself costs.
+      [
+        `keyed-dispatch-no-op:${client}`,
+        dispatch(client, (m, tally) => {
+          tally.record(m.value);
+          return [];
+        }),
+      ],
+    ]),
+  ),
   'each-message:kafkajs': eachMessageKafkajs,
   'raw:kafkajs': rawKafkajs,
+  'raw:platformatic': rawPlatformatic,
 };
 
 function parse(argv: string[]): Record<string, string> {

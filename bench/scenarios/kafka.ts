@@ -13,44 +13,63 @@ const PARTITIONS = 12;
 const ROUNDS = 3;
 const BOUNDS = [256, 1024];
 const KILL_POINT = 50_000;
+/** Kill-and-restart runs per contender that is killed. */
+const KILL_RUNS = 2;
+/** Node clients keyedDispatch runs on: the child's contender suffix and the name in the tables. */
+const CLIENTS: Array<[string, string]> = [['kafkajs', 'kafkajs']];
 
 /** A contender: one process per run, reading the topic in a group of its own. */
 interface Contender {
   name: string;
+  role: 'parallel-consumer' | 'keyed-dispatch' | 'no-op handler' | 'baseline' | 'raw';
   /** The in-flight bound (PC's maxConcurrency, keyedDispatch's maxInFlight), when it has one. */
   bound?: number;
-  /** The raw consume rate of the client it runs on, for the "% of raw" column. */
-  raw?: string;
+  /** The Node client it runs on. */
+  client?: string;
   command: string[];
-  /** Killed at KILL_POINT and restarted, for duplicates. */
-  kill?: boolean;
 }
 
 function contenders(): Contender[] {
   const pc = parallelConsumerCommand();
   const child = [process.execPath, bundle('scenarios/kafka-child.ts')];
-  const rawKafkajs = 'kafkajs fetch + commit, no handler (raw ceiling)';
   return [
     ...BOUNDS.flatMap((bound): Contender[] => [
       {
         name: `Parallel Consumer 0.5.3.2, KEY order, maxConcurrency ${bound}`,
+        role: 'parallel-consumer',
         bound,
         command: pc,
-        kill: true,
+      },
+      ...CLIENTS.map(
+        ([id, client]): Contender => ({
+          name: `keyedDispatch on ${client}, maxInFlight ${bound}`,
+          role: 'keyed-dispatch',
+          bound,
+          client,
+          command: [...child, `keyed-dispatch:${id}`],
+        }),
+      ),
+    ]),
+    ...CLIENTS.flatMap(([id, client]): Contender[] => [
+      {
+        name: `keyedDispatch on ${client}, maxInFlight 1024, handler that returns at once`,
+        role: 'no-op handler',
+        bound: 1024,
+        client,
+        command: [...child, `keyed-dispatch-no-op:${id}`],
       },
       {
-        name: `keyedDispatch on kafkajs, maxInFlight ${bound}`,
-        bound,
-        raw: rawKafkajs,
-        command: [...child, 'keyed-dispatch:kafkajs'],
-        kill: true,
+        name: `${client} fetch + commit, no handler (raw ceiling)`,
+        role: 'raw',
+        client,
+        command: [...child, `raw:${id}`],
       },
     ]),
     {
       name: `kafkajs eachMessage, partitionsConsumedConcurrently ${PARTITIONS}`,
+      role: 'baseline',
       command: [...child, 'each-message:kafkajs'],
     },
-    { name: rawKafkajs, command: [...child, 'raw:kafkajs'] },
   ];
 }
 
@@ -80,6 +99,15 @@ async function produceTopic(kafka: Kafka, topic: string): Promise<void> {
 }
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;
+const count = (n: number) => n.toLocaleString('en-US');
+
+const METHOD = [
+  `**How measured.** One topic of ${count(MESSAGES)} messages (\`key:seq\`, ${count(KEYS)} keys, in order per key, ${PARTITIONS} partitions), produced once; every run reads all of it from the earliest offset, in a fresh process and a consumer group of its own, on the same broker. The rate is timed inside the process from the first handled message to the last (process and JVM start-up and the group join are not counted). ${ROUNDS} rounds; each round runs every contender once, starting one further along the list each round; medians over the rounds (min–max). The machine has 2 cores, shared with other work while this ran: absolute rates move from run to run, the contenders of a round share its conditions.`,
+  '',
+  '**Contenders.** Handler: Parallel Consumer `Thread.sleep(1)` on its own pool (`maxConcurrency` threads); keyedDispatch `await`s a `setTimeout(1)` (`maxInFlight` at once); eachMessage the same, one message at a time per partition. Parallel Consumer: `ProcessingOrder.KEY`, its default commit mode (periodic, asynchronous), commit interval 1 s (its default is 5 s; the keyedDispatch receiver commits every 1 s). Raw: the client fetching and committing with no handler (kafkajs `eachBatch` with auto-resolve and auto-commit). Every contender parses each message and checks per-key order the same way. Session timeout 10 s, heartbeat 1 s everywhere.',
+  '',
+  `**Kill.** ${KILL_RUNS} runs per contender and bound: a fresh group; SIGKILL once the process has handled ${count(KILL_POINT)} messages; a new process in the same group finishes the topic. Every handled message is appended to a file as \`key:seq\` (unbuffered, so the kill loses none, and both sides pay for it); handled twice = lines − distinct lines; never handled = ${count(MESSAGES)} − distinct lines. A restarted process that handles nothing for 30 s is stopped and counted as stalled. Seconds of work redone = handled twice ÷ the contender's median rate above: both commit every second, so this shows how much of that second each loses.`,
+].join('\n');
 
 const scenario: Scenario = {
   title: `Kafka: ${MESSAGES / 1000}k messages over ${KEYS} keys on ${PARTITIONS} partitions, 1 ms handler, against Confluent Parallel Consumer`,
@@ -110,54 +138,56 @@ const scenario: Scenario = {
         console.log(`  round ${r + 1} ${c.name}: ${rate(result.rate)} msgs/s`);
       }
     }
-    const kills = new Map<string, KillResult>();
-    for (const c of all.filter((c) => c.kill)) {
-      const result = await killAndRestart(
-        c.command,
-        spec(c),
-        KILL_POINT,
-        join(__dirname, '..', '..', '.bench-out', 'kafka-handled.log'),
-      );
-      kills.set(c.name, result);
-      console.log(
-        `  kill ${c.name}: ${result.duplicates} duplicates, ${result.lost} never handled${result.stalled ? ' (stalled)' : ''}, ${result.violations} order violations`,
-      );
+    const killed = all.filter((c) => c.role === 'parallel-consumer' || c.role === 'keyed-dispatch');
+    const kills = new Map<string, KillResult[]>(killed.map((c) => [c.name, []]));
+    const log = join(__dirname, '..', '..', '.bench-out', 'kafka-handled.log');
+    for (let r = 0; r < KILL_RUNS; r++) {
+      for (const c of killed) {
+        const k = await killAndRestart(c.command, spec(c), KILL_POINT, log);
+        kills.get(c.name)?.push(k);
+        console.log(
+          `  kill ${c.name}: ${k.duplicates} handled twice, ${k.lost} never handled${k.stalled ? ' (stalled)' : ''}, ${k.violations} order violations`,
+        );
+      }
     }
     const admin = kafka.admin();
     await admin.connect();
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
     await admin.disconnect();
 
-    const med = (name: string) => median(rates.get(name) ?? []);
-    const pcAt = (bound: number) =>
-      all.find((c) => c.bound === bound && c.command[0] === 'java') as Contender;
+    const med = (c: Contender | undefined) => median(rates.get(c?.name ?? '') ?? []);
+    const pcAt = (bound?: number) => all.find((c) => c.role === 'parallel-consumer' && c.bound === bound);
+    const rawOf = (client?: string) => all.find((c) => c.role === 'raw' && c.client === client);
     const rows = all.map((c) => {
       const [lo, hi] = minMax(rates.get(c.name) ?? []);
-      const vsPc =
-        c.bound !== undefined && c.command[0] !== 'java'
-          ? `${(med(c.name) / med(pcAt(c.bound).name)).toFixed(1)}×`
-          : '';
+      const vsPc = c.role === 'keyed-dispatch' ? `${(med(c) / med(pcAt(c.bound))).toFixed(1)}×` : '';
+      const ofRaw =
+        c.role === 'keyed-dispatch' || c.role === 'no-op handler' ? pct(med(c) / med(rawOf(c.client))) : '';
+      return [c.name, `${rate(med(c))}/s`, `${rate(lo)}–${rate(hi)}`, vsPc, ofRaw];
+    });
+    const killRows = killed.map((c) => {
+      const runs = kills.get(c.name) ?? [];
+      const twice = runs.map((k) => k.duplicates);
+      const stalled = runs.filter((k) => k.stalled).length;
       return [
         c.name,
-        `${rate(med(c.name))}/s`,
-        `${rate(lo)}–${rate(hi)}`,
-        vsPc,
-        c.raw ? pct(med(c.name) / med(c.raw)) : '',
+        twice.map(count).join(', '),
+        `${(median(twice) / med(c)).toFixed(2)} s`,
+        runs.map((k) => k.lost).join(', '),
+        runs.map((k) => k.violations).join(', '),
+        `${stalled} of ${runs.length}`,
       ];
     });
-    const killRows = [...kills].map(([name, k]) => [
-      name,
-      k.duplicates.toLocaleString('en-US'),
-      k.stalled ? `${k.lost} (stopped: nothing handled for 30 s)` : k.lost,
-      k.violations,
-    ]);
-    const ours = all.filter((c) => c.raw !== undefined);
-    const targets = ours.map((c) => {
-      const vsPc = med(c.name) / med(pcAt(c.bound as number).name);
-      const ofRaw = med(c.name) / med(c.raw as string);
-      return `- ${c.name}: ${vsPc.toFixed(1)}× Parallel Consumer (target ≥ 4×: ${vsPc >= 4 ? 'met' : 'missed'}), ${pct(ofRaw)} of the raw consume rate (target ≥ 80 %: ${ofRaw >= 0.8 ? 'met' : 'missed'}).`;
-    });
+    const targets = all
+      .filter((c) => c.role === 'keyed-dispatch')
+      .map((c) => {
+        const vsPc = med(c) / med(pcAt(c.bound));
+        const ofRaw = med(c) / med(rawOf(c.client));
+        return `- ${c.name}: ${vsPc.toFixed(1)}× Parallel Consumer (target ≥ 4×: ${vsPc >= 4 ? 'met' : 'missed'}), ${pct(ofRaw)} of ${c.client}'s raw consume rate (target ≥ 80 %: ${ofRaw >= 0.8 ? 'met' : 'missed'}).`;
+      });
     const out = [
+      METHOD,
+      '',
       table(
         [
           'consumer',
@@ -171,9 +201,19 @@ const scenario: Scenario = {
       '',
       `Per-key order violations in the measured runs (all rounds, all contenders): ${violations}.`,
       '',
-      `After a SIGKILL at ${KILL_POINT.toLocaleString('en-US')} handled messages and a restart in the same group (one run each):`,
+      `SIGKILL at ${count(KILL_POINT)} handled messages, restart in the same group (each run listed):`,
       '',
-      table(['consumer', 'handled twice', 'never handled', 'order violations'], killRows),
+      table(
+        [
+          'consumer',
+          'handled twice',
+          'seconds of work redone (median)',
+          'never handled',
+          'order violations',
+          'stalled',
+        ],
+        killRows,
+      ),
       '',
       'Targets:',
       '',
@@ -185,17 +225,16 @@ const scenario: Scenario = {
       title: `Kafka, ${PARTITIONS} partitions, 1 ms handler (median of ${ROUNDS} rounds)`,
       categories: BOUNDS.map((b) => `in-flight bound ${b}`),
       series: [
-        { name: 'Parallel Consumer (KEY order)', values: BOUNDS.map((b) => med(pcAt(b).name)) },
-        ...[...new Set(ours.map((c) => c.raw as string))].flatMap((raw) => {
-          const client = raw.split(' ')[0];
-          return [
-            {
-              name: `keyedDispatch on ${client}`,
-              values: BOUNDS.map((b) => med(ours.find((c) => c.raw === raw && c.bound === b)?.name ?? '')),
-            },
-            { name: `${client} raw (no handler)`, values: BOUNDS.map(() => med(raw)) },
-          ];
-        }),
+        { name: 'Parallel Consumer (KEY order)', values: BOUNDS.map((b) => med(pcAt(b))) },
+        ...CLIENTS.flatMap(([, client]) => [
+          {
+            name: `keyedDispatch on ${client}`,
+            values: BOUNDS.map((b) =>
+              med(all.find((c) => c.role === 'keyed-dispatch' && c.client === client && c.bound === b)),
+            ),
+          },
+          { name: `${client} raw (no handler)`, values: BOUNDS.map(() => med(rawOf(client))) },
+        ]),
       ],
       yLabel: 'messages / s',
     });
