@@ -17,6 +17,8 @@ interface Args {
   topic: string;
   group: string;
   maxInFlight: number;
+  messages: number;
+  keys: number;
   tally: Tally;
 }
 
@@ -116,7 +118,24 @@ const contenders: Record<string, (args: Args) => Promise<void>> = {
   'each-message:kafkajs': eachMessageKafkajs,
   'raw:kafkajs': rawKafkajs,
   'raw:platformatic': rawPlatformatic,
+  'handler-only': handlerOnly,
 };
+
+/**
+ * No Kafka: the 1 ms handler alone, `maxInFlight` at once, on synthetic `key:seq` values in the topic's
+ * order. Node's ceiling for this handler, whatever feeds it.
+ */
+async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < messages) {
+      const i = next++;
+      await delay();
+      tally.record(`${i % keys}:${Math.floor(i / keys)}`);
+    }
+  };
+  for (let w = 0; w < maxInFlight; w++) void worker();
+}
 
 function parse(argv: string[]): Record<string, string> {
   const args: Record<string, string> = {};
@@ -135,7 +154,14 @@ async function main(): Promise<void> {
     log: args.log,
     killPoint: args['kill-point'] === undefined ? undefined : Number(args['kill-point']),
   });
-  await run({ topic: args.topic, group: args.group, maxInFlight: Number(args['max-in-flight']), tally });
+  await run({
+    topic: args.topic,
+    group: args.group,
+    maxInFlight: Number(args['max-in-flight']),
+    messages: Number(args.messages),
+    keys: Number(args.keys),
+    tally,
+  });
   await tally.finished;
   console.log(JSON.stringify(tally.result()));
   process.exit(0);
