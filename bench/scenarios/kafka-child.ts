@@ -6,7 +6,13 @@ import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import { lastValueFrom, type ObservableInput } from 'rxjs';
 import { keyedDispatch } from '../../src';
-import { fromKafka, type KafkaMessage, type KafkaReceiver, kafkaKey } from '../../src/kafka';
+import {
+  fromKafka,
+  fromPlatformaticKafka,
+  type KafkaMessage,
+  type KafkaReceiver,
+  kafkaKey,
+} from '../../src/kafka';
 import { Tally } from './kafka-tally';
 
 /** The same group timing for every contender, so a killed member leaves the group as fast. */
@@ -34,6 +40,20 @@ const receivers: Record<string, (args: Args) => KafkaReceiver> = {
       consumer: kafkajs().consumer({ groupId: group, ...GROUP }),
       topics: [topic],
       fromBeginning: true,
+    }),
+  // The classic group protocol, so a killed member leaves the group after the same 10 s as the others.
+  platformatic: ({ topic, group }) =>
+    fromPlatformaticKafka({
+      consumer: new Consumer({
+        clientId: 'bench',
+        bootstrapBrokers: ['127.0.0.1:9092'],
+        groupId: group,
+        sessionTimeout: GROUP.sessionTimeout,
+        heartbeatInterval: GROUP.heartbeatInterval,
+      }),
+      topics: [topic],
+      fromBeginning: true,
+      maxWaitMs: GROUP.maxWaitTimeInMs,
     }),
 };
 
