@@ -86,7 +86,8 @@ export function bundle(entry: string): string {
     outfile,
     logLevel: 'warning',
     // Children import bench/lib for small helpers; the bundler itself never runs in them.
-    external: ['esbuild', 'piscina'],
+    // @platformatic/kafka is an ES module that finds its files through import.meta.url: loaded, not bundled.
+    external: ['esbuild', 'piscina', '@platformatic/kafka'],
   });
   return outfile;
 }

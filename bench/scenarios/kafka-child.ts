@@ -1,0 +1,190 @@
+// One Kafka consumer run in a fresh process: `kafka-child <contender> --topic t --group g
+// --max-in-flight n --messages n --keys n [--log file --kill-point n]` (the same arguments as the
+// Parallel Consumer program). Prints `{ "rate": msgs/s, "violations": n }` on its last line once every
+// message has been handled, then exits without leaving the group (each measured run has a group of its own).
+import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
+import { Kafka, logLevel } from 'kafkajs';
+import { lastValueFrom, type ObservableInput } from 'rxjs';
+import { keyedDispatch } from '../../src';
+import {
+  fromKafka,
+  fromPlatformaticKafka,
+  type KafkaMessage,
+  type KafkaReceiver,
+  kafkaKey,
+} from '../../src/kafka';
+import { Tally } from './kafka-tally';
+
+/** The same group timing for every contender, so a killed member leaves the group as fast. */
+const GROUP = { maxWaitTimeInMs: 100, sessionTimeout: 10000, heartbeatInterval: 1000 };
+const PARTITIONS = 12;
+
+interface Args {
+  topic: string;
+  group: string;
+  maxInFlight: number;
+  messages: number;
+  keys: number;
+  tally: Tally;
+}
+
+const delay = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
+
+const kafkajs = () =>
+  new Kafka({ clientId: 'bench', brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING });
+
+/** The receivers keyedDispatch runs after, by client. */
+const receivers: Record<string, (args: Args) => KafkaReceiver> = {
+  kafkajs: ({ topic, group }) =>
+    fromKafka({
+      consumer: kafkajs().consumer({ groupId: group, ...GROUP }),
+      topics: [topic],
+      fromBeginning: true,
+    }),
+  // The classic group protocol, so a killed member leaves the group after the same 10 s as the others.
+  platformatic: ({ topic, group }) =>
+    fromPlatformaticKafka({
+      consumer: new Consumer({
+        clientId: 'bench',
+        bootstrapBrokers: ['127.0.0.1:9092'],
+        groupId: group,
+        sessionTimeout: GROUP.sessionTimeout,
+        heartbeatInterval: GROUP.heartbeatInterval,
+      }),
+      topics: [topic],
+      fromBeginning: true,
+      maxWaitMs: GROUP.maxWaitTimeInMs,
+    }),
+};
+
+/** keyedDispatch after the client's receiver, handling each message with `handle`. */
+function dispatch(client: string, handle: (m: KafkaMessage, tally: Tally) => ObservableInput<void>) {
+  return async (args: Args): Promise<void> => {
+    void lastValueFrom(
+      receivers[client](args).pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: kafkaKey,
+          maxInFlight: args.maxInFlight,
+          handle: (m) => handle(m, args.tally),
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+  };
+}
+
+/** kafkajs' own per-message loop, one message at a time per partition, a 1 ms async handler. */
+async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> {
+  const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  await consumer.run({
+    partitionsConsumedConcurrently: PARTITIONS,
+    eachMessage: async ({ message }) => {
+      await delay();
+      tally.record(message.value);
+    },
+  });
+}
+
+/** kafkajs fetching and committing with no handler: the ceiling for anything built on it. */
+async function rawKafkajs({ topic, group, tally }: Args): Promise<void> {
+  const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      for (const message of batch.messages) tally.record(message.value);
+    },
+  });
+}
+
+/** @platformatic/kafka fetching and committing (every second) with no handler: its ceiling. */
+async function rawPlatformatic({ topic, group, tally }: Args): Promise<void> {
+  const consumer = new Consumer({ clientId: 'bench', bootstrapBrokers: ['127.0.0.1:9092'], groupId: group });
+  const stream = await consumer.consume({
+    topics: [topic],
+    mode: MessagesStreamModes.COMMITTED,
+    fallbackMode: 'earliest',
+    autocommit: 1000,
+    maxWaitTime: GROUP.maxWaitTimeInMs,
+    sessionTimeout: GROUP.sessionTimeout,
+    heartbeatInterval: GROUP.heartbeatInterval,
+  });
+  stream.on('data', (message) => tally.record(message.value));
+}
+
+const contenders: Record<string, (args: Args) => Promise<void>> = {
+  ...Object.fromEntries(
+    Object.keys(receivers).flatMap((client) => [
+      // A 1 ms async handler.
+      [
+        `keyed-dispatch:${client}`,
+        dispatch(client, async (m, tally) => {
+          await delay();
+          tally.record(m.value);
+        }),
+      ],
+      // A handler that returns at once: what dispatch itself costs.
+      [
+        `keyed-dispatch-no-op:${client}`,
+        dispatch(client, (m, tally) => {
+          tally.record(m.value);
+          return [];
+        }),
+      ],
+    ]),
+  ),
+  'each-message:kafkajs': eachMessageKafkajs,
+  'raw:kafkajs': rawKafkajs,
+  'raw:platformatic': rawPlatformatic,
+  'handler-only': handlerOnly,
+};
+
+/**
+ * No Kafka: the 1 ms handler alone, `maxInFlight` at once, on synthetic `key:seq` values in the topic's
+ * order. Node's ceiling for this handler, whatever feeds it.
+ */
+async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < messages) {
+      const i = next++;
+      await delay();
+      tally.record(`${i % keys}:${Math.floor(i / keys)}`);
+    }
+  };
+  for (let w = 0; w < maxInFlight; w++) void worker();
+}
+
+function parse(argv: string[]): Record<string, string> {
+  const args: Record<string, string> = {};
+  for (let i = 0; i + 1 < argv.length; i += 2) args[argv[i].replace(/^--/, '')] = argv[i + 1];
+  return args;
+}
+
+async function main(): Promise<void> {
+  const [contender, ...rest] = process.argv.slice(2);
+  const run = contenders[contender];
+  if (!run) throw new Error(`unknown contender '${contender}'; known: ${Object.keys(contenders).join(', ')}`);
+  const args = parse(rest);
+  const tally = new Tally({
+    messages: Number(args.messages),
+    keys: Number(args.keys),
+    log: args.log,
+    killPoint: args['kill-point'] === undefined ? undefined : Number(args['kill-point']),
+  });
+  await run({
+    topic: args.topic,
+    group: args.group,
+    maxInFlight: Number(args['max-in-flight']),
+    messages: Number(args.messages),
+    keys: Number(args.keys),
+    tally,
+  });
+  await tally.finished;
+  console.log(JSON.stringify(tally.result()));
+  process.exit(0);
+}
+
+void main();
