@@ -8,6 +8,16 @@ export interface TopicPartition {
 /** A position to commit: the offset of the next record to consume (last finished + 1). */
 export interface TopicPartitionOffset extends TopicPartition {
   offset: string;
+  /** Commit metadata written by the receiver (which offsets above `offset` already finished). */
+  metadata?: string;
+}
+
+/** A partition's committed position in the group, as read back on assignment. */
+export interface CommittedOffset extends TopicPartition {
+  /** The committed offset, or null when the group has none for this partition. */
+  offset: string | null;
+  /** The metadata committed with it, or null. */
+  metadata: string | null;
 }
 
 /** What an adapter reports to the receiver. */
@@ -30,8 +40,8 @@ export interface KafkaConsumerListener {
 
 /**
  * The receiver's view of a Kafka client: a consumer-group member that fetches, pauses per partition,
- * commits explicit offsets and reports rebalances. `kafkajsAdapter` implements it for kafkajs; another
- * client plugs in by implementing these five methods.
+ * commits explicit offsets (with metadata), reads them back and reports rebalances. `kafkajsAdapter` implements it for kafkajs; another
+ * client plugs in by implementing these methods.
  */
 export interface KafkaConsumerAdapter {
   /** Connects, joins the group and starts fetching, reporting to `listener`. Resolves once running. */
@@ -40,8 +50,10 @@ export interface KafkaConsumerAdapter {
   pause(partitions: readonly TopicPartition[]): void;
   /** Fetches these partitions again. */
   resume(partitions: readonly TopicPartition[]): void;
-  /** Commits these positions for the group. */
+  /** Commits these positions (with their metadata) for the group. */
   commit(offsets: readonly TopicPartitionOffset[]): Promise<void>;
+  /** The group's committed offsets and metadata for these partitions. */
+  committed(partitions: readonly TopicPartition[]): Promise<CommittedOffset[]>;
   /** Leaves the group and disconnects. */
   close(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 export type {
+  CommittedOffset,
   KafkaConsumerAdapter,
   KafkaConsumerListener,
   TopicPartition,
@@ -8,6 +9,7 @@ export { type FromKafkaOptions, fromKafka } from './from-kafka';
 export { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
 export {
   type KafkaJsAdapterOptions,
+  type KafkaJsAdmin,
   type KafkaJsBatchPayload,
   type KafkaJsConsumer,
   kafkajsAdapter,
