@@ -1,10 +1,11 @@
 /**
  * Account events over Redis Streams, partitioned by account: each account's events are applied one at
  * a time, in order, by whichever consumer process owns its stream; different accounts run in parallel.
+ * Needs Redis on 127.0.0.1:6379 (`scripts/brokers/redis.sh start`).
  *
- *   scripts/brokers/redis.sh start
- *   npx ts-node --transpile-only examples/redis.ts          # one process owning all partitions
- *   npx ts-node --transpile-only examples/redis.ts 0 2      # consumer 0 of 2 (start 1 of 2 elsewhere)
+ *   npx ts-node --transpile-only examples/redis.ts                # publishes 2,000 events, applies them, exits
+ *   npx ts-node --transpile-only examples/redis.ts --forever      # then keeps consuming until Ctrl-C
+ *   npx ts-node --transpile-only examples/redis.ts 0 2 --forever  # consumer 0 of 2 (start 1 of 2 elsewhere)
  */
 import Redis from 'ioredis';
 import { keyedDispatch } from '../src';
@@ -15,26 +16,42 @@ interface AccountEvent {
   amountCents: number;
 }
 
+const EVENTS = 2000;
 const partitions = new StreamPartitions('example:accounts', 8);
-const [index = 0, consumers = 1] = process.argv.slice(2).map(Number);
+const FOREVER = process.argv.includes('--forever');
+const [index = 0, consumers = 1] = process.argv
+  .slice(2)
+  .filter((arg) => !arg.startsWith('--'))
+  .map(Number);
 
 async function main(): Promise<void> {
   const redis = new Redis({ host: '127.0.0.1', port: 6379 });
+  const mine = partitions.assigned(index, consumers);
 
-  // A producer: 2,000 events over 50 accounts, each written to its account's stream.
-  for (let i = 0; i < 2000; i++) {
+  // A producer: 2,000 events over 50 accounts, each written to its account's stream. This run waits
+  // for the ones written to this consumer's streams.
+  const waiting = new Set<string>();
+  for (let i = 0; i < EVENTS; i++) {
     const event: AccountEvent = { account: `acct-${i % 50}`, amountCents: (i % 7) * 100 - 300 };
-    await partitions.publish(redis, event.account, JSON.stringify(event));
+    const stream = partitions.streamFor(event.account);
+    const id = await partitions.publish(redis, event.account, JSON.stringify(event));
+    if (mine.includes(stream)) waiting.add(`${stream} ${id}`);
   }
 
   const balances = new Map<string, number>();
   let applied = 0;
-  const subscription = fromRedisStreams({
+  let allApplied = (): void => {};
+  const done = new Promise<void>((resolve) => (allApplied = resolve));
+  if (waiting.size === 0) allApplied();
+  const receiver = fromRedisStreams({
     redis,
-    streams: partitions.assigned(index, consumers),
+    streams: mine,
     group: 'balances',
     consumer: `balances-${index}`,
-  })
+    // Entries an earlier run left pending (killed mid-way) come back after 5 s instead of the default 30 s.
+    claimMinIdleMs: 5000,
+  });
+  receiver
     .pipe(
       keyedDispatch({
         maxInFlight: 128,
@@ -45,19 +62,21 @@ async function main(): Promise<void> {
           await new Promise((resolve) => setTimeout(resolve, 1));
           balances.set(event.account, (balances.get(event.account) ?? 0) + event.amountCents);
           applied++;
+          if (waiting.delete(`${m.stream} ${m.id}`) && waiting.size === 0) allApplied();
           return [];
         },
       }),
     )
     .subscribe({ error: (err) => console.error('stopped:', err) });
 
-  // Report every second; stop on Ctrl-C (unfinished events stay pending and are recovered on restart).
   const report = setInterval(() => console.log(`applied ${applied}, accounts ${balances.size}`), 1000);
-  process.once('SIGINT', () => {
-    clearInterval(report);
-    subscription.unsubscribe();
-    void redis.quit();
-  });
+  if (FOREVER) await new Promise((resolve) => process.once('SIGINT', resolve));
+  else await done;
+  clearInterval(report);
+  // Lets running events finish and acknowledges them; what has not started stays pending for the next run.
+  await receiver.close();
+  await redis.quit();
+  console.log(`applied ${applied} events over ${balances.size} accounts, streams ${mine.join(', ')}`);
 }
 
 main().catch((err) => {

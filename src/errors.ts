@@ -3,6 +3,7 @@
  * a closed executor. The message names the kind of executor (`KeyedExecutor` or `ThreadExecutor`).
  */
 export class KeyedExecutorClosedError extends Error {
+  /** The error's name, for logs and `instanceof`-free checks. */
   override name = 'KeyedExecutorClosedError';
   constructor(executor: 'KeyedExecutor' | 'ThreadExecutor' = 'KeyedExecutor') {
     super(`${executor} was closed while a dispatcher was still running on it`);

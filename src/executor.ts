@@ -67,6 +67,7 @@ export class KeyedExecutor {
     }
   }
 
+  /** Whether `close()` has been called: a closed executor runs nothing more. */
   get closed(): boolean {
     return lanesOf(this).closed;
   }

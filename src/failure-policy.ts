@@ -56,9 +56,15 @@ type Handle<T, K, R> = (message: T, context: HandlerContext<K>) => ObservableInp
 
 /** What `keyedDispatch` does with a handler's error. Create one with `retryPolicy`. */
 export interface FailurePolicy<T, K> {
+  /** Tells a failure policy from other option values. */
   readonly kind: 'failure-policy';
   /** Phantom field that carries the message and key types; never set. */
-  readonly __types?: { message: T; key: K };
+  readonly __types?: {
+    /** The type of the messages the policy handles. */
+    message: T;
+    /** The type of their keys. */
+    key: K;
+  };
 }
 
 /** Wraps a handler so its failures are retried, then dead-lettered, inside the key's mailbox. */

@@ -44,6 +44,7 @@ export {
   dispatchComponent,
   type GracefulStopOptions,
   type RuntimeComponent,
+  type RuntimeState,
   type StopReport,
 } from './runtime';
 export { type DispatchSnapshot, DispatchStats, type HotKey } from './stats';

@@ -7,6 +7,12 @@ import { isThreadHandler, type ThreadHandler } from './threads/handler';
 import { ThreadExecutor } from './threads/thread-executor';
 import { describe, functionOption, integerOption, optionsObject } from './validate';
 
+/**
+ * Default parking area: deep enough for a burst in which one key gets tens of thousands of messages
+ * more than it can finish (a few MB of references), so a hot key delays only itself.
+ */
+const DEFAULT_MAX_PARKED = 65_536;
+
 /** Options of `keyedDispatch`. Invalid values throw a `TypeError` naming the option when the operator is created. */
 export interface KeyedDispatchOptions<T, K, R> {
   /**
@@ -43,7 +49,9 @@ export interface KeyedDispatchOptions<T, K, R> {
    * Messages that may wait parked outside the window, over all keys. The dispatcher asks its receiver
    * only for what it could park if every requested message belonged to a key at its share, so memory
    * stays bounded (`maxInFlight + maxParked` messages held at most): when the parking area is full,
-   * intake stops until parked messages enter the window. Integer ≥ 1. Default `maxInFlight`.
+   * intake stops until parked messages enter the window. Size it for the backlog a hot key may build
+   * during a burst (its arrival rate beyond what it finishes, times the burst's length): a parking area
+   * smaller than that stalls every key again once it fills. Integer ≥ 1. Default `max(65536, maxInFlight)`.
    */
   maxParked?: number;
   /** Messages one key runs in one turn while they complete synchronously, before others on its lane get a turn. Integer ≥ 1. Default 16. */
@@ -133,7 +141,13 @@ export function resolveDispatchOptions<T, K, R>(
       1,
       maxInFlight,
     ),
-    maxParked: integerOption(owner, 'maxParked', options.maxParked, maxInFlight, 1),
+    maxParked: integerOption(
+      owner,
+      'maxParked',
+      options.maxParked,
+      Math.max(DEFAULT_MAX_PARKED, maxInFlight),
+      1,
+    ),
     batch: intakeBatch(maxInFlight),
     throughput: integerOption(owner, 'throughput', options.throughput, 16, 1),
     onOverflow,

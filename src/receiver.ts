@@ -14,8 +14,11 @@ export type Settlement = 'done' | 'failed';
 
 /** Where a receiver delivers messages. */
 export interface ReceiverSink<T> {
+  /** Delivers one message; call only within the demand `request` gave. */
   next(message: T): void;
+  /** Ends the stream with an error: the transport failed. */
   error(err: unknown): void;
+  /** Ends the stream: no more messages will come. */
   complete(): void;
   /**
    * Removes queued messages that `matches` accepts and that have not started, returning them; they
@@ -41,6 +44,7 @@ export interface ReceiverSession<T> {
    * of messages (a Kafka partition) may hold it meanwhile, so the others keep flowing. Optional.
    */
   parked?(message: T): void;
+  /** A message `parked` reported has entered the window: its source may be released. Optional. */
   unparked?(message: T): void;
   /**
    * Stops delivery. Messages not settled stay unacknowledged, so a transport redelivers them; they may
@@ -53,9 +57,11 @@ export interface ReceiverSession<T> {
 
 /** Anything `keyedDispatch` can pull from. */
 export interface Pullable<T> {
+  /** Opens one session that delivers to `sink`; `keyedDispatch` calls it once per subscription. */
   [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T>;
 }
 
+/** Whether `source` is a receiver `keyedDispatch` can pull from (it has an `[openReceiver]` method). */
 export function isPullable<T>(source: unknown): source is Pullable<T> {
   return typeof (source as Partial<Pullable<T>> | null)?.[openReceiver] === 'function';
 }
@@ -66,7 +72,7 @@ export function isPullable<T>(source: unknown): source is Pullable<T> {
  * `merge`…) — a receiver has no window to honour and could only acknowledge each message on receipt, so
  * it refuses: the subscription errors at once with a `TypeError` that says how to fix it, without opening
  * the transport, pulling a message or settling anything. Transform messages in `keyedDispatch`'s `key`
- * and `handle` instead (see the README, "Transforming messages"), or opt into at-most-once delivery
+ * and `handle` instead (see docs/model.md, "Transforming messages"), or opt into at-most-once delivery
  * explicitly with `acknowledgeOnReceipt()`.
  */
 export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
@@ -77,6 +83,7 @@ export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
     });
   }
 
+  /** Opens one session that delivers to `sink`; `keyedDispatch` calls it once per subscription. */
   abstract [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T>;
 
   /**
@@ -109,7 +116,7 @@ function notPipedStraight(name: string): string {
     `${name} must be piped straight into keyedDispatch, which acknowledges each message after its ` +
     'handler finished; it was subscribed as a plain Observable (directly, or behind another operator), ' +
     'which could only acknowledge each message on receipt. To deserialize, filter or enrich messages ' +
-    "first, do it in keyedDispatch's `key` and `handle` (see the README, 'Transforming messages'); or " +
+    "first, do it in keyedDispatch's `key` and `handle` (see docs/model.md, 'Transforming messages'); or " +
     "subscribe to the receiver's `.acknowledgeOnReceipt()` to accept at-most-once delivery (a crash " +
     'loses what was received and not yet handled).'
   );

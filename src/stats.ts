@@ -48,6 +48,7 @@ export interface DispatchCounters {
 
 /** A key with unfinished messages, in `hotKeys`. */
 export interface HotKey {
+  /** The key, as `key` returned it. */
   readonly key: unknown;
   /** Its unfinished messages: running, queued in its mailbox, and parked. */
   readonly backlog: number;
@@ -122,18 +123,22 @@ export class DispatchStats {
     });
   }
 
+  /** The dispatcher's counters now; after it ended, their final values. */
   snapshot(): DispatchSnapshot {
     return this.#source ? this.#source.snapshot() : this.#final;
   }
 
+  /** Admitted messages whose handler has not finished (running or queued). */
   get inFlight(): number {
     return this.snapshot().inFlight;
   }
 
+  /** Mailboxes that exist now (one per key with unfinished messages). */
   get liveMailboxes(): number {
     return this.snapshot().liveMailboxes;
   }
 
+  /** Highest `inFlight` seen so far. */
   get maxInFlightSeen(): number {
     return this.snapshot().maxInFlightSeen;
   }

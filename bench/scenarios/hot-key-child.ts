@@ -37,10 +37,10 @@ export const TARGET_RATE = 160_000;
 /** Contenders: id, label. */
 export const CONTENDERS: Array<[string, string]> = [
   ['shared', 'keyedDispatch, shared window (maxPerKey = maxInFlight = 256)'],
-  ['share', 'keyedDispatch default: per-key share (maxPerKey 64, maxParked 256)'],
+  ['share', 'keyedDispatch default: per-key share (maxPerKey 64, maxParked 65,536)'],
+  ['share-shallow', 'keyedDispatch, per-key share with a shallow parking area (maxParked 256)'],
   ['groupBy', 'groupBy(key) + concatMap (unbounded)'],
   ['chain', 'per-key promise chain, at most 256 unfinished'],
-  ['share-deep', 'keyedDispatch, per-key share with maxParked 65,536 (for comparison)'],
 ];
 
 /**
@@ -119,7 +119,7 @@ class ScheduleReceiver extends Receiver<Message> {
   }
 }
 
-function dispatch(options: { maxPerKey: number; maxParked: number }): Contender {
+function dispatch(options: { maxPerKey?: number; maxParked?: number }): Contender {
   return (input, done) => {
     const receiver = new ScheduleReceiver(input);
     const subscription = receiver
@@ -135,8 +135,8 @@ function dispatch(options: { maxPerKey: number; maxParked: number }): Contender 
 
 const contenders: Record<string, Contender> = {
   shared: dispatch({ maxPerKey: WINDOW, maxParked: WINDOW }),
-  share: dispatch({ maxPerKey: WINDOW / 4, maxParked: WINDOW }),
-  'share-deep': dispatch({ maxPerKey: WINDOW / 4, maxParked: 65_536 }),
+  share: dispatch({}),
+  'share-shallow': dispatch({ maxParked: WINDOW }),
   groupBy(input, done) {
     const subject = new Subject<Message>();
     const subscription = subject

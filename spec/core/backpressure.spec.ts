@@ -154,6 +154,25 @@ describe('keyedDispatch backpressure', () => {
     for (const seqs of perKey.values()) expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
   });
 
+  it('asks a receiver for at most 1,024 at once, so with a large window messages that finish at once leave before more come in', async () => {
+    const stats = new DispatchStats();
+    const values = await lastValueFrom(
+      fromIterable(numbered(20_000, 10_000)).pipe(
+        keyedDispatch({
+          executor,
+          maxInFlight: 65_536,
+          key: (m: Msg) => m.key,
+          handle: async (m: Msg) => m.seq,
+          stats,
+        }),
+        toArray(),
+      ),
+    );
+    expect(values).toHaveLength(20_000);
+    // The whole window at once would have held all 20,000 (and their mailboxes and Promises) together.
+    expect(stats.snapshot().maxInFlightSeen).toBeLessThanOrEqual(2 * 1024);
+  });
+
   it('pulls a synchronous iterable lazily, so an endless generator runs in bounded memory', async () => {
     let pulled = 0;
     function* endless() {
@@ -164,7 +183,13 @@ describe('keyedDispatch backpressure', () => {
     }
     const first = await lastValueFrom(
       fromIterable(endless()).pipe(
-        keyedDispatch({ executor, maxInFlight: 8, key: (m: Msg) => m.key, handle: (m: Msg) => [m.seq] }),
+        keyedDispatch({
+          executor,
+          maxInFlight: 8,
+          maxParked: 8,
+          key: (m: Msg) => m.key,
+          handle: (m: Msg) => [m.seq],
+        }),
         take(100),
         toArray(),
       ),
@@ -174,7 +199,7 @@ describe('keyedDispatch backpressure', () => {
       const seqs = first.filter((seq) => seq % 3 === k);
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     }
-    // What was taken beyond the 100 values: at most a window (8) and a parking area (8, the default).
+    // What was taken beyond the 100 values: at most a window (8) and the parking area (8).
     expect(pulled).toBeLessThanOrEqual(100 + 8 + 8);
   });
 

@@ -1,5 +1,5 @@
-import { KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
-import { EMPTY } from 'rxjs';
+import { DispatchStats, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
+import { EMPTY, Subject } from 'rxjs';
 
 const valid = { key: (m: string) => m, handle: () => EMPTY };
 
@@ -45,5 +45,20 @@ describe('keyedDispatch options', () => {
     const receiver = new ScriptedReceiver((function* () {})());
     receiver.pipe(keyedDispatch(valid)).subscribe();
     expect(receiver.requests).toEqual([256]);
+  });
+
+  it('shares the window 64 per key and parks up to 65,536 messages by default, or maxInFlight when it is larger', () => {
+    const snapshotOf = (options: { maxInFlight?: number }) => {
+      const stats = new DispatchStats();
+      const subscription = new Subject<string>()
+        .pipe(keyedDispatch({ ...valid, ...options, stats }))
+        .subscribe();
+      const snapshot = stats.snapshot();
+      subscription.unsubscribe();
+      return snapshot;
+    };
+    expect(snapshotOf({})).toMatchObject({ maxInFlight: 256, maxPerKey: 64, maxParked: 65_536 });
+    expect(snapshotOf({ maxInFlight: 8 })).toMatchObject({ maxPerKey: 2, maxParked: 65_536 });
+    expect(snapshotOf({ maxInFlight: 100_000 })).toMatchObject({ maxPerKey: 25_000, maxParked: 100_000 });
   });
 });

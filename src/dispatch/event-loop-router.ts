@@ -155,5 +155,9 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
 }
 
 function isRunning(mailbox: Mailbox<unknown, unknown, unknown>): boolean {
-  return mailbox.state === MailboxState.Running || mailbox.state === MailboxState.Waiting;
+  return (
+    mailbox.state === MailboxState.Running ||
+    mailbox.state === MailboxState.Waiting ||
+    mailbox.state === MailboxState.Completing
+  );
 }

@@ -54,6 +54,8 @@ export enum MailboxState {
   Waiting = 3,
   /** Drained and pooled (or new): holds nothing, on no lane, until opened for a key. */
   Pooled = 4,
+  /** Its handler finished asynchronously: in its lane's FIFO, its turn applies the outcome and goes on. */
+  Completing = 5,
 }
 
 enum Outcome {
@@ -97,6 +99,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   private sync = false;
   private outcome = Outcome.Pending;
   private failure: unknown = undefined;
+  /** How the asynchronous handler ended, and its last value or error, kept for the `Completing` turn. */
+  private endNote = Note.Complete;
+  private endValue: unknown = undefined;
 
   get scheduler(): SchedulerLike {
     return this.lane;
@@ -145,8 +150,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   run(): number {
     const owner = this.owner;
     if (owner.closed) return 1;
+    if (this.state === MailboxState.Completing && !this.complete()) return 1;
     if (this.queue.size === 0) {
-      // Everything it held was discarded while it waited for this turn.
+      // Its last message finished, or everything it held was discarded while it waited for this turn.
       this.state = MailboxState.Idle;
       owner.retire(this);
       return 1;
@@ -300,7 +306,31 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   private deliver(generation: number, note: Note, value: unknown): void {
     if (generation !== this.generation || this.owner.closed) return;
     if (this.lane.loop.current === this.lane) this.apply(note, value);
-    else this.lane.enqueue(new HandlerNote(this, generation, note, value));
+    else if (note === Note.Next) this.lane.enqueue(new HandlerNote(this, generation, note, value));
+    else {
+      // The end waits for the mailbox's own turn, which then goes on with its queue: one pass through the
+      // lane's FIFO and no object per message. With the loop idle (a Promise settling in a microtask),
+      // the turn runs right here.
+      this.endNote = note;
+      this.endValue = value;
+      this.state = MailboxState.Completing;
+      this.lane.enqueue(this);
+    }
+  }
+
+  /** The `Completing` turn: applies the handler's end; false when the owner closed meanwhile. */
+  private complete(): boolean {
+    const owner = this.owner;
+    const value = this.endValue;
+    this.endValue = undefined;
+    if (this.endNote === Note.NextThenComplete) owner.emit(value as R, this);
+    if (owner.closed) return false;
+    const message = this.current as T;
+    this.current = undefined;
+    this.inner = null;
+    if (this.endNote === Note.Error) owner.fail(this, message, value);
+    else owner.settle(this, message);
+    return !owner.closed;
   }
 
   /** Applies an asynchronous notification of the running handler; runs on the mailbox's lane. */

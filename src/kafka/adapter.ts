@@ -1,12 +1,16 @@
 import type { KafkaRecord } from './message';
 
+/** One partition of a topic. */
 export interface TopicPartition {
+  /** The topic's name. */
   topic: string;
+  /** The partition's number within its topic. */
   partition: number;
 }
 
 /** A position to commit: the offset of the next record to consume (last finished + 1). */
 export interface TopicPartitionOffset extends TopicPartition {
+  /** The offset, a 64-bit integer as a decimal string. */
   offset: string;
   /** Commit metadata written by the receiver (which offsets above `offset` already finished). */
   metadata?: string;

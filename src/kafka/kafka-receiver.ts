@@ -130,6 +130,7 @@ export class KafkaReceiver extends Receiver<KafkaMessage> {
     this.options = resolveOptions(options);
   }
 
+  /** Opens the receiver's session and starts the consumer; a receiver is subscribed once (a second time errors). */
   [openReceiver](sink: ReceiverSink<KafkaMessage>): ReceiverSession<KafkaMessage> {
     if (this.session !== null || this.closedUnopened !== null) {
       const error = new Error(

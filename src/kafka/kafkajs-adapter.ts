@@ -9,27 +9,46 @@ import type { KafkaRecord } from './message';
 
 /** The part of a kafkajs `Consumer` the adapter uses (typed structurally: kafkajs stays optional). */
 export interface KafkaJsConsumer {
+  /** kafkajs' `connect`. */
   connect(): Promise<void>;
+  /** kafkajs' `disconnect`: leaves the group. */
   disconnect(): Promise<void>;
+  /** kafkajs' `subscribe`. */
   subscribe(subscription: { topics: Array<string | RegExp>; fromBeginning?: boolean }): Promise<void>;
+  /** kafkajs' `run`, with manual commits and batch handling. */
   run(config: {
     autoCommit: boolean;
     eachBatchAutoResolve: boolean;
     eachBatch: (payload: KafkaJsBatchPayload) => Promise<void>;
   }): Promise<void>;
+  /** kafkajs' `commitOffsets`, with each partition's commit metadata. */
   commitOffsets(
     offsets: Array<{ topic: string; partition: number; offset: string; metadata?: string | null }>,
   ): Promise<void>;
+  /** kafkajs' `pause`: stops fetching these partitions. */
   pause(topics: Array<{ topic: string; partitions?: number[] }>): void;
+  /** kafkajs' `resume`: fetches these partitions again. */
   resume(topics: Array<{ topic: string; partitions?: number[] }>): void;
+  /** kafkajs' `on`: listens to an instrumentation event. */
   on(eventName: any, listener: (event: any) => void): unknown;
-  readonly events: { GROUP_JOIN: string; REBALANCING: string; CRASH: string };
+  /** kafkajs' instrumentation event names the adapter listens to. */
+  readonly events: {
+    /** The member joined the group and has its assignment. */
+    GROUP_JOIN: string;
+    /** A rebalance began: every partition is about to be revoked. */
+    REBALANCING: string;
+    /** The consumer crashed; kafkajs says whether it restarts. */
+    CRASH: string;
+  };
 }
 
 /** The part of a kafkajs `Admin` the adapter uses, to read committed offsets and their metadata back. */
 export interface KafkaJsAdmin {
+  /** kafkajs' `connect`. */
   connect(): Promise<void>;
+  /** kafkajs' `disconnect`. */
   disconnect(): Promise<void>;
+  /** kafkajs' `fetchOffsets`: the group's committed offsets, with their metadata. */
   fetchOffsets(options: { groupId: string; topics: string[] }): Promise<
     Array<{
       topic: string;
@@ -40,11 +59,24 @@ export interface KafkaJsAdmin {
 
 /** The part of kafkajs' `eachBatch` payload the adapter uses. */
 export interface KafkaJsBatchPayload {
-  batch: { topic: string; partition: number; messages: KafkaRecord[]; lastOffset(): string };
+  /** The fetched records of one partition. */
+  batch: {
+    /** Their topic. */
+    topic: string;
+    /** Their partition. */
+    partition: number;
+    /** The records, in offset order. */
+    messages: KafkaRecord[];
+    /** The offset of the batch's last record. */
+    lastOffset(): string;
+  };
+  /** Marks the batch consumed up to `offset`, so fetching moves past it (commits are separate). */
   resolveOffset(offset: string): void;
+  /** Whether the batch belongs to an assignment that has ended (a rebalance happened meanwhile). */
   isStale(): boolean;
 }
 
+/** Options of `kafkajsAdapter`. */
 export interface KafkaJsAdapterOptions {
   /** Topics (names or patterns) to subscribe to. */
   topics: Array<string | RegExp>;

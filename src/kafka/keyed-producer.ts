@@ -3,12 +3,14 @@ import type { KafkaHeaders } from './message';
 
 /** The part of a kafkajs `Producer` the helper uses (structural; any client with this `send` fits). */
 export interface KafkaJsProducer {
+  /** Sends records to a topic; resolves once the broker has them. */
   send(record: {
     topic: string;
     messages: Array<{ key: string; value: string | Buffer; headers?: KafkaHeaders }>;
   }): Promise<unknown>;
 }
 
+/** Options of `keyedProducer`. */
 export interface KeyedProducerOptions<T> {
   /** The topic to send to. */
   topic: string;

@@ -2,25 +2,36 @@ import type { PartitionTracker } from './partition-tracker';
 
 /** One Kafka record as the receiver delivers it to `keyedDispatch`. */
 export interface KafkaMessage {
+  /** The topic the record was read from. */
   readonly topic: string;
+  /** Its partition within the topic. */
   readonly partition: number;
   /** The record's offset (a 64-bit integer, as a decimal string). */
   readonly offset: string;
+  /** The record's key (`null` when it has none); `kafkaKey` reads it as text. */
   readonly key: Buffer | null;
+  /** The record's payload (`null` for a tombstone). */
   readonly value: Buffer | null;
+  /** The record's headers. */
   readonly headers: KafkaHeaders;
   /** Milliseconds since the epoch, as a decimal string. */
   readonly timestamp: string;
 }
 
+/** Record headers by name, as the Kafka client gives them. */
 export type KafkaHeaders = Record<string, Buffer | string | (Buffer | string)[] | undefined>;
 
 /** A fetched record as an adapter hands it over (before it is tied to a partition's tracker). */
 export interface KafkaRecord {
+  /** The record's offset (a 64-bit integer, as a decimal string). */
   offset: string;
+  /** The record's key, `null` when it has none. */
   key: Buffer | null;
+  /** The record's payload, `null` for a tombstone. */
   value: Buffer | null;
+  /** The record's headers, when it has any. */
   headers?: KafkaHeaders;
+  /** Milliseconds since the epoch, as a decimal string. */
   timestamp: string;
 }
 

@@ -38,6 +38,7 @@ export interface DispatchMetricsOptions {
 
 /** One lane of the dispatcher's executor. */
 export interface LaneMetrics {
+  /** The lane's index in its executor (the handler context's `laneIndex`). */
   readonly index: number;
   /** Runnables (mailbox turns, continuations) waiting on the lane now: its queue depth. */
   readonly ready: number;
@@ -55,7 +56,9 @@ export interface MetricsSnapshot extends DispatchSnapshot {
   readonly time: number;
   /** The window the rates cover: since the previous snapshot of the stream, or since the dispatcher started. */
   readonly windowMs: number;
+  /** Messages admitted into the window per second, over `windowMs`. */
   readonly admittedPerSecond: number;
+  /** Messages settled (`done` or `failed`) per second, over `windowMs`. */
   readonly settledPerSecond: number;
   /** The keys with the most unfinished messages (running or queued), largest first. */
   readonly hotKeys: readonly HotKey[];
@@ -66,13 +69,19 @@ export interface MetricsSnapshot extends DispatchSnapshot {
    * off (`maxPerKey = maxInFlight`), they fill the window.
    */
   readonly heldBy: HotKey | null;
+  /** Each lane of the executor, by index; empty on thread lanes. */
   readonly lanes: readonly LaneMetrics[];
   /** Handler durations (start → completion) of the timed handlers since the dispatcher started. */
   readonly latency: LatencySummary;
   /** Handler durations of the timed handlers in the window. */
   readonly windowLatency: LatencySummary;
   /** Lane runs longer than `longTurnMs` since the dispatcher started (zeros when `longTurnMs` is off). */
-  readonly longTurns: { readonly count: number; readonly maxMs: number };
+  readonly longTurns: {
+    /** How many lane runs took longer than `longTurnMs`. */
+    readonly count: number;
+    /** The longest of them, in ms. */
+    readonly maxMs: number;
+  };
 }
 
 /** What a window starts from. */
@@ -93,8 +102,11 @@ interface Baseline {
  * Without it a dispatcher times nothing; with it, timing is sampled (see `sampleEvery`).
  */
 export class DispatchMetrics extends DispatchStats {
+  /** How many keys a snapshot lists in `hotKeys` (the `hotKeys` option). */
   readonly hotKeyCount: number;
+  /** One handler (and one lane-loop drain) in this many is timed (the `sampleEvery` option). */
   readonly sampleEvery: number;
+  /** Lane runs at least this long are counted as long turns; `undefined` when off (the `longTurnMs` option). */
   readonly longTurnMs: number | undefined;
   /** Timed handler durations since the dispatcher started. */
   private readonly latency = new Histogram();

@@ -11,11 +11,17 @@ const BUCKETS = SUB + (31 - SUB_BITS) * SUB;
 
 /** Percentiles of a set of durations, in milliseconds. All zero when `count` is 0. */
 export interface LatencySummary {
+  /** How many durations were recorded. */
   readonly count: number;
+  /** Their mean. */
   readonly meanMs: number;
+  /** The median. */
   readonly p50Ms: number;
+  /** The 90th percentile. */
   readonly p90Ms: number;
+  /** The 99th percentile. */
   readonly p99Ms: number;
+  /** The longest. */
   readonly maxMs: number;
 }
 

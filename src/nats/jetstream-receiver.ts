@@ -15,9 +15,15 @@ import { type JetStreamMessage, toMessage } from './message';
 export type JetStreamFailedAction =
   | FailedAction
   | 'term'
-  | { redeliverAfterMs: number }
+  | {
+      /** Nak with this delay, in ms: redelivered once it has passed. Integer ≥ 0. */
+      redeliverAfterMs: number;
+    }
   | 'nak'
-  | { nakDelayMs: number };
+  | {
+      /** The earlier name of `redeliverAfterMs`. */
+      nakDelayMs: number;
+    };
 
 /** Options of `fromJetStream`. Invalid values throw a `TypeError` naming the option. */
 export interface JetStreamOptions {

@@ -22,6 +22,7 @@ export class ClosableReceiver<T> extends Receiver<T> {
     super(name);
   }
 
+  /** Opens one session that delivers to `sink`; `keyedDispatch` calls it once per subscription. */
   [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
     if (this.closing !== null) {
       // Closed: the subscription completes at once, without opening the transport.

@@ -11,6 +11,7 @@ import { NOTHING, PullSession } from './pull-session';
 
 /** Raised to senders when the bus is closed, or when the receiver their message waited in left. */
 export class LocalBusClosedError extends Error {
+  /** The error's name, for logs and `instanceof`-free checks. */
   override name = 'LocalBusClosedError';
   constructor() {
     super('LocalBus is closed');

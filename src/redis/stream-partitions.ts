@@ -8,10 +8,12 @@ import { describe, integerOption } from '../validate';
  * processes the way it holds within a Kafka partition: one stream, one reader, read in order.
  *
  * The hash is fixed and language-neutral so producers in other runtimes can compute the same stream.
- * Changing `count` moves keys between streams: drain the streams first (see the README, Redis Streams).
+ * Changing `count` moves keys between streams: drain the streams first (see docs/redis.md).
  */
 export class StreamPartitions {
+  /** The streams' common name: stream `p` is `<prefix>:<p>`. */
   readonly prefix: string;
+  /** How many streams the layout has. */
   readonly count: number;
 
   constructor(prefix: string, count: number) {
@@ -32,6 +34,7 @@ export class StreamPartitions {
     return Array.from({ length: this.count }, (_, i) => this.nameOf(i));
   }
 
+  /** The name of stream `partition`: `<prefix>:<partition>`. */
   nameOf(partition: number): string {
     return `${this.prefix}:${partition}`;
   }

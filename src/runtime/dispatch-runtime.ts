@@ -72,6 +72,7 @@ export interface GracefulStopOptions {
 
 /** How one component ended, in a stop report. */
 export interface ComponentStopReport {
+  /** The component's name, as given to `dispatchComponent`. */
   readonly name: string;
   /**
    * `drained`: everything it had admitted finished; `completed`: its source had ended before the stop;
@@ -98,18 +99,21 @@ export interface ComponentStopReport {
 export interface StopReport {
   /** `drained`: everything finished in time; `deadline`: the timeout cut some work; `forced`: `forceStop`. */
   readonly outcome: 'drained' | 'deadline' | 'forced';
+  /** One report per component, in declaration order. */
   readonly components: readonly ComponentStopReport[];
 }
 
 /** Raised by `start()` on a runtime that has been stopped. */
 export class DispatchRuntimeStoppedError extends Error {
+  /** The error's name, for logs and `instanceof`-free checks. */
   override name = 'DispatchRuntimeStoppedError';
   constructor() {
     super('DispatchRuntime: cannot start a runtime that has been stopped; create a new one');
   }
 }
 
-type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
+/** Where a runtime is in its life: created, started, stopping, or stopped. */
+export type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
 
 /**
  * Runs several dispatchers (commands, domain events, projections, sagas) on one executor, with one
@@ -119,6 +123,7 @@ type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
  * deadline, settles nothing that did not finish, then closes the executor; `forceStop()` cuts at once.
  */
 export class DispatchRuntime {
+  /** The executor every component runs on; closed once every component has stopped (unless it is a shared one). */
   readonly executor: KeyedExecutor | ThreadExecutor;
   private readonly components: RunningComponent<any, any, any>[];
   private readonly scheduler: SchedulerLike;
@@ -166,7 +171,12 @@ export class DispatchRuntime {
    * Each component's name with the `stats` object of its `dispatch` options (undefined when it has
    * none), in declaration order: how a dashboard finds the components it can show.
    */
-  componentStats(): ReadonlyArray<{ readonly name: string; readonly stats: DispatchStats | undefined }> {
+  componentStats(): ReadonlyArray<{
+    /** The component's name. */
+    readonly name: string;
+    /** The `stats` of its `dispatch` options. */
+    readonly stats: DispatchStats | undefined;
+  }> {
     return this.components.map((c) => ({ name: c.name, stats: c.stats }));
   }
 

@@ -7,5 +7,6 @@ export {
   dispatchComponent,
   type GracefulStopOptions,
   type RuntimeComponent,
+  type RuntimeState,
   type StopReport,
 } from './dispatch-runtime';

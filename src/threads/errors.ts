@@ -8,8 +8,10 @@ function cause(exitCode: number, error: unknown): string {
  * `maxRespawnsPerMinute` times within a minute. Every message the dead thread held fails with this error.
  */
 export class ThreadCrashLoopError extends Error {
+  /** The error's name, for logs and `instanceof`-free checks. */
   override name = 'ThreadCrashLoopError';
   constructor(
+    /** Index of the thread lane whose thread died. */
     readonly threadIndex: number,
     exitCode: number,
     error: unknown,
@@ -28,8 +30,10 @@ export class ThreadCrashLoopError extends Error {
  * `transfer` option): the main thread no longer has the data, so the message cannot run again.
  */
 export class ThreadExitedError extends Error {
+  /** The error's name, for logs and `instanceof`-free checks. */
   override name = 'ThreadExitedError';
   constructor(
+    /** Index of the thread lane whose thread died. */
     readonly threadIndex: number,
     exitCode: number,
     error: unknown,
@@ -44,6 +48,7 @@ export class ThreadExitedError extends Error {
 
 /** Every thread lane of the executor is down (respawn rate limit) when a new key needs one. */
 export class NoThreadLaneError extends Error {
+  /** The error's name, for logs and `instanceof`-free checks. */
   override name = 'NoThreadLaneError';
   constructor() {
     super(

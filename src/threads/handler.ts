@@ -19,13 +19,21 @@ export interface ThreadHandlerOptions<T> {
  * emitted by `keyedDispatch`. `R` is the type of those values (the module is not type-checked against it).
  */
 export interface ThreadHandler<T, R> {
+  /** Tells a thread handler from a plain handler function. */
   readonly kind: 'thread-handler';
   /** `file:` URL (or any URL `import()` accepts) of the handler module. */
   readonly moduleUrl: string;
+  /** The name of the module's export that handles messages. */
   readonly exportName: string;
+  /** The `transfer` option: what of a message moves to the thread instead of being copied. */
   readonly transfer: ((message: T) => readonly TransferListItem[]) | undefined;
   /** Phantom fields that carry the message and value types; never set. */
-  readonly __types?: { message: T; value: R };
+  readonly __types?: {
+    /** The type of the messages handled. */
+    message: T;
+    /** The type of the values the handler emits. */
+    value: R;
+  };
 }
 
 /**

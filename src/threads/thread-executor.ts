@@ -99,6 +99,7 @@ export class ThreadExecutor {
     );
   }
 
+  /** Whether `close()` has been called: a closed executor runs nothing more. */
   get closed(): boolean {
     return threadLanesOf(this).closed;
   }
