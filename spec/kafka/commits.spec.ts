@@ -1,6 +1,12 @@
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import { keyedDispatch } from 'keyed-dispatch';
-import { fromKafka, type KafkaMessage, type KafkaReceiverOptions, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
+import {
+  fromKafka,
+  type KafkaMessage,
+  type KafkaReceiverOptions,
+  kafkaKey,
+  keyedProducer,
+} from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { deferred } from '../support/scripted-receiver';
 import { BROKER_START_MS, createTopic, ensureBroker, kafka, offsets, QUICK_GROUP, unique } from './broker';
@@ -122,7 +128,8 @@ describe('Kafka commits with a real broker', () => {
     const plain = { commitMetadataMaxBytes: 0 };
     await runMember(groupId, topic, plain, (h) => h.length === 190, 'k0');
     const second = await runMember(groupId, topic, plain, (h) => h.length === 200);
-    for (const [key, seqs] of byKey(second)) expect([key, seqs]).toEqual([key, Array.from({ length: 10 }, (_, i) => i)]);
+    for (const [key, seqs] of byKey(second))
+      expect([key, seqs]).toEqual([key, Array.from({ length: 10 }, (_, i) => i)]);
   });
 
   it('commits once commitEveryMessages have finished, without waiting for the interval', async () => {
