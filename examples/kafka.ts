@@ -49,6 +49,8 @@ async function main(): Promise<void> {
 
   const receiver = fromKafka({
     consumer: kafka.consumer({ groupId: 'billing', maxWaitTimeInMs: 100 }),
+    // Reads commit metadata back, so work finished before a restart is not billed twice.
+    admin: kafka.admin(),
     topics: [TOPIC],
     fromBeginning: true,
   });
