@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { keyedProducer } from '../../src/kafka';
-import { bundle, rate, type Scenario, table } from '../lib';
+import { bundle, median, minMax, rate, type Scenario, table } from '../lib';
 
 const MESSAGES = 100_000;
 const KEYS = 1000;
@@ -165,6 +165,27 @@ async function runOnce(
   };
 }
 
+/** msgs/s of one member of a fresh group reading the whole topic, from its first message to its last. */
+async function throughputOnce(
+  child: string,
+  topic: string,
+  commits: Commits,
+  dir: string,
+  run: number,
+): Promise<number> {
+  const file = join(dir, `${run}-throughput.log`);
+  const args = [`redelivery-${process.pid}-${run}`, topic, file, '1ms', String(commits.intervalMs)];
+  const member = new Member(child, [
+    ...args,
+    String(commits.everyMessages),
+    String(commits.metadataMaxBytes),
+  ]);
+  await waitFor(() => member.handled >= MESSAGES);
+  await member.close();
+  const times = readLines(file).map((l) => l.at);
+  return ((times.length - 1) * 1000) / (Math.max(...times) - Math.min(...times));
+}
+
 async function produce(kafka: Kafka, topic: string): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
@@ -246,6 +267,21 @@ const scenario: Scenario = {
         }
       }
     }
+    // Throughput without a kill, old and new cadence taking turns so a busy moment hits both alike.
+    const throughput = new Map<string, number[]>();
+    const compared = [CONFIGS[0], CONFIGS[3]];
+    for (let t = 0; t < 3 * trials; t++) {
+      for (const commits of compared) {
+        const perSecond = await throughputOnce(child, topic, commits, dir, run++);
+        console.log(`  throughput ${commits.name}: ${rate(perSecond)}/s`);
+        throughput.set(commits.name, [...(throughput.get(commits.name) ?? []), perSecond]);
+      }
+    }
+    const throughputRows = compared.map((c) => {
+      const values = throughput.get(c.name) ?? [];
+      const [lo, hi] = minMax(values);
+      return [c.name, `${rate(median(values))}/s`, `${rate(lo)}–${rate(hi)}`];
+    });
     rmSync(dir, { recursive: true, force: true });
     const admin = kafka.admin();
     await admin.connect();
@@ -271,6 +307,10 @@ const scenario: Scenario = {
         'order they finished, skip ahead (a replay starting lower and going on in order is allowed). Restart delay: from the ' +
         "SIGKILL to the first message handled again on a partition the killed member was working on — about the killed member's " +
         'session timeout (kafkajs has no static membership, so nothing shorter is possible with it).',
+      '',
+      `Throughput without a kill (1 consumer, 1 ms handlers, window 256, ${3 * trials} runs each, taking turns):`,
+      '',
+      table(['commits', 'median msgs/s', 'range'], throughputRows),
     ].join('\n');
     console.log(out);
     return out;
