@@ -5,7 +5,12 @@ const config: Config = {
   testEnvironment: 'node',
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.spec.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: { warnOnly: false } }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: { warnOnly: false } }],
+    // ES-module-only packages (Node loads them with require(); Jest needs them as CommonJS).
+    '/node_modules/@platformatic/.+\\.js$': '<rootDir>/scripts/jest-esm-to-cjs.js',
+  },
+  transformIgnorePatterns: ['/node_modules/(?!@platformatic/)'],
   moduleNameMapper: {
     '^keyed-dispatch$': '<rootDir>/src/index.ts',
     '^keyed-dispatch/(.*)$': '<rootDir>/src/$1/index.ts',

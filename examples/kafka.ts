@@ -1,15 +1,17 @@
 /**
  * Bills account events from Kafka: every account's events are handled one at a time, in order, while
  * different accounts run in parallel; offsets are committed only once events have been handled.
- * Start more copies of this process (same group) to scale out: the group splits the partitions.
+ * Start more copies of this process (same group) to scale out: the group splits the partitions, and
+ * with the consumer group protocol (`groupProtocol: 'consumer'`, Kafka 4+) a member joining or leaving
+ * moves only the partitions that change owner, each once its running events have finished.
  *
  *   scripts/brokers/kafka.sh start
  *   npx ts-node --transpile-only examples/kafka.ts
  */
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { Admin, Consumer, Producer } from '@platformatic/kafka';
 import { lastValueFrom } from 'rxjs';
 import { keyedDispatch } from '../src';
-import { fromKafka, type KafkaMessage, kafkaKey, keyedProducer } from '../src/kafka';
+import { fromPlatformaticKafka, type KafkaMessage, kafkaKey } from '../src/kafka';
 
 interface AccountEvent {
   account: string;
@@ -17,40 +19,38 @@ interface AccountEvent {
   cents: number;
 }
 
+const BROKERS = ['127.0.0.1:9092'];
 const TOPIC = 'example-account-events';
 const EVENTS = 10_000;
 const ACCOUNTS = 100;
 
 async function main(): Promise<void> {
-  const kafka = new Kafka({ clientId: 'billing', brokers: ['127.0.0.1:9092'], logLevel: logLevel.WARN });
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({
-    topics: [{ topic: TOPIC, numPartitions: 12, replicationFactor: 1 }],
-    waitForLeaders: true,
-  });
-  await admin.disconnect();
+  const admin = new Admin({ clientId: 'billing', bootstrapBrokers: BROKERS });
+  if (!(await admin.listTopics()).includes(TOPIC)) {
+    await admin.createTopics({ topics: [TOPIC], partitions: 12, replicas: 1 });
+  }
+  await admin.close();
 
   // Keyed by account: each account stays in one partition, so it reaches one group member, in order.
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, idempotent: true });
-  await producer.connect();
-  const events = keyedProducer<AccountEvent>(producer, { topic: TOPIC, key: (e) => e.account });
+  const producer = new Producer({ clientId: 'billing', bootstrapBrokers: BROKERS, idempotent: true });
   const runId = Date.now();
   for (let i = 0; i < EVENTS; i += 1000) {
-    await events.send(
-      Array.from({ length: 1000 }, (_, j) => ({
-        account: `acct-${(i + j) % ACCOUNTS}`,
-        seq: i + j,
-        cents: runId % 100,
-      })),
-    );
+    await producer.send({
+      messages: Array.from({ length: 1000 }, (_, j) => {
+        const event: AccountEvent = { account: `acct-${(i + j) % ACCOUNTS}`, seq: i + j, cents: runId % 100 };
+        return { topic: TOPIC, key: Buffer.from(event.account), value: Buffer.from(JSON.stringify(event)) };
+      }),
+    });
   }
-  await producer.disconnect();
+  await producer.close();
 
-  const receiver = fromKafka({
-    consumer: kafka.consumer({ groupId: 'billing', maxWaitTimeInMs: 100 }),
-    // Reads commit metadata back, so work finished before a restart is not billed twice.
-    admin: kafka.admin(),
+  const receiver = fromPlatformaticKafka({
+    consumer: new Consumer({
+      clientId: 'billing',
+      bootstrapBrokers: BROKERS,
+      groupId: 'billing',
+      groupProtocol: 'consumer',
+    }),
     topics: [TOPIC],
     fromBeginning: true,
   });

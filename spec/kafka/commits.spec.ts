@@ -1,15 +1,10 @@
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import { keyedDispatch } from 'keyed-dispatch';
-import {
-  fromKafka,
-  type KafkaMessage,
-  type KafkaReceiverOptions,
-  kafkaKey,
-  keyedProducer,
-} from 'keyed-dispatch/kafka';
+import { type KafkaMessage, type KafkaReceiverOptions, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { deferred } from '../support/scripted-receiver';
-import { BROKER_START_MS, createTopic, ensureBroker, kafka, offsets, QUICK_GROUP, unique } from './broker';
+import { ADAPTERS, type ClientAdapter } from './adapters';
+import { BROKER_START_MS, createTopic, ensureBroker, kafka, offsets, unique } from './broker';
 
 jest.setTimeout(90_000);
 
@@ -58,20 +53,14 @@ async function waitFor(condition: () => boolean | Promise<boolean>): Promise<voi
  * messages (as a crash right after a commit would leave things). Handlers of `blockedKey` never finish.
  */
 async function runMember(
+  kind: ClientAdapter,
   groupId: string,
   topic: string,
   options: KafkaReceiverOptions,
   until: (handled: Event[]) => boolean,
   blockedKey?: string,
 ): Promise<Event[]> {
-  const receiver = fromKafka({
-    consumer: client.consumer({ groupId, ...QUICK_GROUP }),
-    admin: client.admin(),
-    topics: [topic],
-    fromBeginning: true,
-    closeTimeoutMs: 0,
-    ...options,
-  });
+  const receiver = kind.receiver(groupId, [topic], { closeTimeoutMs: 0, ...options });
   const handled: Event[] = [];
   const never = deferred();
   const output = lastValueFrom(
@@ -105,16 +94,16 @@ function byKey(events: Event[]): Map<string, number[]> {
   return map;
 }
 
-describe('Kafka commits with a real broker', () => {
+describe.each(ADAPTERS)('Kafka commits on $name with a real broker', (kind) => {
   it('after a restart, messages that finished above the committed offset are not handled again; per-key order is kept', async () => {
     // k0's first message never finishes, so the committed offset stays at 0 while the others finish.
     const topic = await topicWith(200, 20);
     const groupId = unique('group');
-    const first = await runMember(groupId, topic, {}, (h) => h.length === 190, 'k0');
+    const first = await runMember(kind, groupId, topic, {}, (h) => h.length === 190, 'k0');
     expect(first.some((e) => e.key === 'k0')).toBe(false);
     expect((await offsets(client, groupId, topic)).committed.get(0)).toBe('0');
 
-    const second = await runMember(groupId, topic, {}, (h) => h.length >= 10);
+    const second = await runMember(kind, groupId, topic, {}, (h) => h.length >= 10);
     // Give anything that would be redelivered by mistake the time to arrive.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(second).toEqual(Array.from({ length: 10 }, (_, seq) => ({ key: 'k0', seq })));
@@ -126,8 +115,8 @@ describe('Kafka commits with a real broker', () => {
     const topic = await topicWith(200, 20);
     const groupId = unique('group');
     const plain = { commitMetadataMaxBytes: 0 };
-    await runMember(groupId, topic, plain, (h) => h.length === 190, 'k0');
-    const second = await runMember(groupId, topic, plain, (h) => h.length === 200);
+    await runMember(kind, groupId, topic, plain, (h) => h.length === 190, 'k0');
+    const second = await runMember(kind, groupId, topic, plain, (h) => h.length === 200);
     for (const [key, seqs] of byKey(second))
       expect([key, seqs]).toEqual([key, Array.from({ length: 10 }, (_, i) => i)]);
   });
@@ -135,13 +124,7 @@ describe('Kafka commits with a real broker', () => {
   it('commits once commitEveryMessages have finished, without waiting for the interval', async () => {
     const topic = await topicWith(100, 10);
     const groupId = unique('group');
-    const receiver = fromKafka({
-      consumer: client.consumer({ groupId, ...QUICK_GROUP }),
-      topics: [topic],
-      fromBeginning: true,
-      commitIntervalMs: 600_000,
-      commitEveryMessages: 10,
-    });
+    const receiver = kind.receiver(groupId, [topic], { commitIntervalMs: 600_000, commitEveryMessages: 10 });
     const subscription = receiver
       .pipe(keyedDispatch<KafkaMessage, string, void>({ key: kafkaKey, handle: async () => {} }))
       .subscribe();

@@ -2,8 +2,8 @@ import type { KafkaConsumerAdapter, KafkaConsumerListener, TopicPartition } from
 
 export type AdapterEvent =
   | { kind: 'pause' | 'resume'; partitions: TopicPartition[] }
-  | { kind: 'revoking' }
-  | { kind: 'assigned'; partitions: TopicPartition[] };
+  | { kind: 'revoking'; partitions?: TopicPartition[] }
+  | { kind: 'assigned'; partitions: TopicPartition[]; mode?: 'all' | 'added' };
 
 /**
  * Passes everything through to a real adapter and records what the receiver asked of it and what it
@@ -33,13 +33,13 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
   start(listener: KafkaConsumerListener): Promise<void> {
     return this.inner.start({
       batch: (topic, partition, records) => listener.batch(topic, partition, records),
-      revoking: () => {
-        this.record({ kind: 'revoking' });
-        listener.revoking();
+      revoking: (partitions) => {
+        this.record({ kind: 'revoking', partitions: partitions && [...partitions] });
+        return listener.revoking(partitions);
       },
-      assigned: (partitions) => {
-        this.record({ kind: 'assigned', partitions: [...partitions] });
-        listener.assigned(partitions);
+      assigned: (partitions, mode) => {
+        this.record({ kind: 'assigned', partitions: [...partitions], mode });
+        listener.assigned(partitions, mode);
       },
       failed: (error) => listener.failed(error),
     });

@@ -1,16 +1,17 @@
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import { DispatchStats, keyedDispatch, retryPolicy } from 'keyed-dispatch';
 import {
-  fromKafka,
   type KafkaMessage,
   KafkaReceiver,
   kafkajsAdapter,
   kafkaKey,
   keyedProducer,
+  platformaticAdapter,
 } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { type Deferred, deferred } from '../support/scripted-receiver';
-import { BROKER_START_MS, createTopic, ensureBroker, kafka, offsets, QUICK_GROUP, unique } from './broker';
+import { ADAPTERS, type ClientAdapter, platformaticConsumer } from './adapters';
+import { BROKER_START_MS, createTopic, ensureBroker, kafka, offsets, unique } from './broker';
 import { ObservedAdapter } from './observed-adapter';
 
 jest.setTimeout(60_000);
@@ -58,13 +59,12 @@ async function topicWith(partitions: number, count: number, keys: number): Promi
 }
 
 function receiverOf(
+  kind: ClientAdapter,
   groupId: string,
-  topic: string,
+  topic: string | string[],
   options: ConstructorParameters<typeof KafkaReceiver>[1] = {},
 ) {
-  const adapter = new ObservedAdapter(
-    kafkajsAdapter(client.consumer({ groupId, ...QUICK_GROUP }), { topics: [topic], fromBeginning: true }),
-  );
+  const adapter = new ObservedAdapter(kind.adapter(groupId, Array.isArray(topic) ? topic : [topic]));
   return { adapter, receiver: new KafkaReceiver(adapter, options) };
 }
 
@@ -86,15 +86,11 @@ async function waitFor(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
-describe('KafkaReceiver with a real broker', () => {
+describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
   it('delivers every message to keyedDispatch in per-key order, and close() commits the end offsets and completes', async () => {
     const topic = await topicWith(4, 2000, 50);
     const groupId = unique('group');
-    const receiver = fromKafka({
-      consumer: client.consumer({ groupId, ...QUICK_GROUP }),
-      topics: [topic],
-      fromBeginning: true,
-    });
+    const receiver = kind.receiver(groupId, [topic]);
     const seen = new Map<string, number[]>();
     const all = counter(2000);
     const output = lastValueFrom(
@@ -124,7 +120,7 @@ describe('KafkaReceiver with a real broker', () => {
 
   it('never holds more than the window, pauses a partition whose buffer is full and resumes it as the window frees', async () => {
     const topic = await topicWith(1, 400, 400);
-    const { adapter, receiver } = receiverOf(unique('group'), topic, { prefetch: 20 });
+    const { adapter, receiver } = receiverOf(kind, unique('group'), topic, { prefetch: 20 });
     const gate = deferred();
     const stats = new DispatchStats();
     const started = counter(8);
@@ -171,7 +167,7 @@ describe('KafkaReceiver with a real broker', () => {
       });
     }
     await producer.send({ topic, messages });
-    const { adapter, receiver } = receiverOf(unique('group'), topic);
+    const { adapter, receiver } = receiverOf(kind, unique('group'), topic);
     const gate = deferred();
     const stats = new DispatchStats();
     const hot: number[] = [];
@@ -216,7 +212,7 @@ describe('KafkaReceiver with a real broker', () => {
   it('commits only up to the highest contiguous finished offset of a partition', async () => {
     const topic = await topicWith(1, 10, 10); // offsets 0..9, keys k0..k9
     const groupId = unique('group');
-    const { receiver } = receiverOf(groupId, topic);
+    const { receiver } = receiverOf(kind, groupId, topic);
     const slow = deferred();
     const others = counter(9);
     const output = lastValueFrom(
@@ -240,64 +236,72 @@ describe('KafkaReceiver with a real broker', () => {
     expect((await offsets(client, groupId, topic)).committed.get(0)).toBe('10');
   });
 
-  it('on a rebalance, drops the revoked partitions’ queued messages unacknowledged, and the group still handles every message', async () => {
-    const topic = await topicWith(2, 400, 4);
-    const groupId = unique('group');
-    const a = receiverOf(groupId, topic, { revokeTimeoutMs: 20_000, prefetch: 10 });
-    const b = receiverOf(groupId, topic);
-    const handled = new Map<string, Set<number>>();
-    const distinct = counter(400);
-    const record = (e: Event) => {
-      const set = handled.get(e.key) ?? new Set<number>();
-      if (!set.has(e.seq)) distinct.add();
-      set.add(e.seq);
-      handled.set(e.key, set);
-    };
-    // A's first message blocks, so its key's later messages queue behind it in A's mailbox.
-    const blocked = deferred();
-    const firstStarted = deferred();
-    let first = true;
-    const statsA = new DispatchStats();
-    const outA = lastValueFrom(
-      a.receiver.pipe(
-        keyedDispatch<KafkaMessage, string, void>({
-          key: kafkaKey,
-          maxInFlight: 64,
-          stats: statsA,
-          handle: async (m) => {
-            if (first) {
-              first = false;
-              firstStarted.resolve();
-              await blocked.promise;
-            }
-            record(decode(m));
-          },
-        }),
-      ),
-      { defaultValue: undefined },
-    );
-    await firstStarted.promise;
-    await a.adapter.next((e) => e.kind === 'pause');
-    expect(statsA.snapshot().inFlight).toBeGreaterThan(1);
+  // Eager rebalancing revokes every partition; the incremental protocol is spec'd below.
+  const eagerIt = kind.holdsRevokes ? it.skip : it;
+  eagerIt(
+    'on a rebalance, drops the revoked partitions’ queued messages unacknowledged, and the group still handles every message',
+    async () => {
+      const topic = await topicWith(2, 400, 4);
+      const groupId = unique('group');
+      const a = receiverOf(kind, groupId, topic, { revokeTimeoutMs: 20_000, prefetch: 10 });
+      const b = receiverOf(kind, groupId, topic);
+      const handled = new Map<string, Set<number>>();
+      const distinct = counter(400);
+      const record = (e: Event) => {
+        const set = handled.get(e.key) ?? new Set<number>();
+        if (!set.has(e.seq)) distinct.add();
+        set.add(e.seq);
+        handled.set(e.key, set);
+      };
+      // A's first message blocks, so its key's later messages queue behind it in A's mailbox.
+      const blocked = deferred();
+      const firstStarted = deferred();
+      let first = true;
+      const statsA = new DispatchStats();
+      const outA = lastValueFrom(
+        a.receiver.pipe(
+          keyedDispatch<KafkaMessage, string, void>({
+            key: kafkaKey,
+            maxInFlight: 64,
+            stats: statsA,
+            handle: async (m) => {
+              if (first) {
+                first = false;
+                firstStarted.resolve();
+                await blocked.promise;
+              }
+              record(decode(m));
+            },
+          }),
+        ),
+        { defaultValue: undefined },
+      );
+      await firstStarted.promise;
+      await a.adapter.next((e) => e.kind === 'pause');
+      expect(statsA.snapshot().inFlight).toBeGreaterThan(1);
 
-    const outB = lastValueFrom(
-      b.receiver.pipe(
-        keyedDispatch<KafkaMessage, string, void>({ key: kafkaKey, handle: async (m) => record(decode(m)) }),
-      ),
-      { defaultValue: undefined },
-    );
-    await a.adapter.next((e) => e.kind === 'revoking');
-    // Only the running message is left in A's window: the queued ones were dropped, not settled.
-    expect(statsA.snapshot().inFlight).toBe(1);
-    blocked.resolve();
+      const outB = lastValueFrom(
+        b.receiver.pipe(
+          keyedDispatch<KafkaMessage, string, void>({
+            key: kafkaKey,
+            handle: async (m) => record(decode(m)),
+          }),
+        ),
+        { defaultValue: undefined },
+      );
+      await a.adapter.next((e) => e.kind === 'revoking');
+      // Only the running message is left in A's window: the queued ones were dropped, not settled.
+      expect(statsA.snapshot().inFlight).toBe(1);
+      blocked.resolve();
 
-    await distinct.done.promise;
-    await Promise.all([a.receiver.close(), b.receiver.close()]);
-    await Promise.all([outA, outB]);
-    for (const seqs of handled.values()) expect(seqs.size).toBe(100);
-    const { committed, end } = await offsets(client, groupId, topic);
-    expect(committed).toEqual(end);
-  });
+      await distinct.done.promise;
+      await Promise.all([a.receiver.close(), b.receiver.close()]);
+      await Promise.all([outA, outB]);
+      for (const seqs of handled.values()) expect(seqs.size).toBe(100);
+      const { committed, end } = await offsets(client, groupId, topic);
+      expect(committed).toEqual(end);
+    },
+  );
 
   it.each([
     ['redeliver', 'stops commits below it, so it is delivered again', '1'],
@@ -309,7 +313,7 @@ describe('KafkaReceiver with a real broker', () => {
       const groupId = unique('group');
       const outcomes: string[] = [];
       const all = counter(3);
-      const { receiver } = receiverOf(groupId, topic, {
+      const { receiver } = receiverOf(kind, groupId, topic, {
         onFailed,
         onSettled: (m, outcome) => {
           outcomes.push(`${m.offset}:${outcome}`);
@@ -336,8 +340,198 @@ describe('KafkaReceiver with a real broker', () => {
     },
   );
 
+  it('reads several topics with one receiver, and a stalled window pauses every one of them', async () => {
+    const topics = [await topicWith(1, 100, 10), await topicWith(2, 100, 10)];
+    const groupId = unique('group');
+    const { adapter, receiver } = receiverOf(kind, groupId, topics, { prefetch: 10 });
+    const gate = deferred();
+    const seen = new Map<string, number[]>();
+    const all = counter(200);
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: (m) => `${m.topic}/${kafkaKey(m)}`,
+          maxInFlight: 4,
+          handle: async (m) => {
+            await gate.promise;
+            const e = decode(m);
+            const id = `${m.topic}/${e.key}`;
+            seen.set(id, [...(seen.get(id) ?? []), e.seq]);
+            all.add();
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    // Nothing finishes, so every partition of both topics fills its buffer and pauses.
+    const paused = (topic: string, partition: number) =>
+      adapter.next(
+        (e) => e.kind === 'pause' && e.partitions.some((p) => p.topic === topic && p.partition === partition),
+      );
+    await Promise.all([paused(topics[0], 0), paused(topics[1], 0), paused(topics[1], 1)]);
+    gate.resolve();
+    await all.done.promise;
+    await receiver.close();
+    await output;
+    expect(seen.size).toBe(20);
+    for (const list of seen.values()) expect(list).toEqual(list.map((_, i) => i));
+    for (const topic of topics) {
+      const { committed, end } = await offsets(client, groupId, topic);
+      expect(committed).toEqual(end);
+    }
+  });
+});
+
+/** Produces `count` messages to each partition, one key per partition (`p0`, `p1`, ...), so each is in order behind its first. */
+async function perPartitionTopic(partitions: number, count: number): Promise<string> {
+  const topic = unique('moves');
+  await createTopic(client, topic, partitions);
+  const messages = [];
+  for (let partition = 0; partition < partitions; partition++) {
+    for (let seq = 0; seq < count; seq++) {
+      const key = `p${partition}`;
+      messages.push({ key, value: JSON.stringify({ key, seq }), partition });
+    }
+  }
+  await producer.send({ topic, messages });
+  return topic;
+}
+
+interface Run {
+  member: string;
+  partition: number;
+  offset: number;
+  start: number;
+  end: number;
+}
+
+describe.each(ADAPTERS.filter((kind) => kind.holdsRevokes))(
+  'KafkaReceiver on $name with the consumer rebalance protocol (KIP-848)',
+  (kind) => {
+    /** A member whose handler holds offset 0 of each partition until that partition's gate opens. */
+    function member(
+      name: string,
+      groupId: string,
+      topic: string,
+      runs: Run[],
+      gates: Map<number, Deferred<void>>,
+      options = {},
+    ) {
+      const { adapter, receiver } = receiverOf(kind, groupId, topic, options);
+      const started = new Map<number, Deferred<void>>();
+      const startedOf = (p: number) => started.get(p) ?? started.set(p, deferred()).get(p)!;
+      const output = lastValueFrom(
+        receiver.pipe(
+          keyedDispatch<KafkaMessage, string, void>({
+            key: kafkaKey,
+            handle: async (m) => {
+              const start = Date.now();
+              startedOf(m.partition).resolve();
+              if (m.offset === '0') await gates.get(m.partition)?.promise;
+              runs.push({
+                member: name,
+                partition: m.partition,
+                offset: Number(m.offset),
+                start,
+                end: Date.now(),
+              });
+            },
+          }),
+        ),
+        { defaultValue: undefined },
+      );
+      return { adapter, receiver, output, started: startedOf };
+    }
+
+    it('a revoke waits for the revoked partitions’ running messages before the new owner gets them, while the partitions that stay keep flowing', async () => {
+      const PARTITIONS = 4;
+      const topic = await perPartitionTopic(PARTITIONS, 5);
+      const groupId = unique('group');
+      const runs: Run[] = [];
+      const gates = new Map(Array.from({ length: PARTITIONS }, (_, p) => [p, deferred()]));
+      const a = member('a', groupId, topic, runs, gates, { revokeTimeoutMs: 20_000 });
+      // A runs offset 0 of every partition and holds it.
+      await Promise.all(Array.from({ length: PARTITIONS }, (_, p) => a.started(p).promise));
+      const b = member('b', groupId, topic, runs, new Map());
+      await a.adapter.next((e) => e.kind === 'revoking');
+      const revoking = a.adapter.events.find((e) => e.kind === 'revoking');
+      const revoked = (revoking?.kind === 'revoking' ? (revoking.partitions ?? []) : []).map(
+        (p) => p.partition,
+      );
+      expect(revoked.length).toBeGreaterThan(0);
+      expect(revoked.length).toBeLessThan(PARTITIONS);
+      const kept = Array.from({ length: PARTITIONS }, (_, p) => p).filter((p) => !revoked.includes(p));
+
+      // The partitions A keeps flow while the revoke waits: their held messages finish, the rest follow,
+      // and more produced now is fetched and handled too.
+      for (const p of kept) gates.get(p)?.resolve();
+      await producer.send({
+        topic,
+        messages: kept.flatMap((partition) =>
+          [5, 6].map((seq) => ({
+            key: `p${partition}`,
+            value: JSON.stringify({ key: `p${partition}`, seq }),
+            partition,
+          })),
+        ),
+      });
+      await waitFor(() => kept.every((p) => runs.filter((r) => r.partition === p).length === 7));
+      // Meanwhile the revoked partitions went nowhere: A holds their running message, B has none of them.
+      expect(runs.filter((r) => revoked.includes(r.partition))).toEqual([]);
+      expect(
+        b.adapter.events.some(
+          (e) => e.kind === 'assigned' && e.partitions.some((p) => revoked.includes(p.partition)),
+        ),
+      ).toBe(false);
+
+      for (const p of revoked) gates.get(p)?.resolve();
+      await waitFor(() => revoked.every((p) => runs.some((r) => r.partition === p && r.offset === 4)));
+      for (const p of revoked) {
+        const onA = runs.filter((r) => r.partition === p && r.member === 'a');
+        const onB = runs.filter((r) => r.partition === p && r.member === 'b');
+        // A finished the running message; its queued ones were dropped, and B took over after it.
+        expect(onA.map((r) => r.offset)).toEqual([0]);
+        expect(onB.map((r) => r.offset)).toEqual([1, 2, 3, 4]);
+        expect(onB[0].start).toBeGreaterThanOrEqual(onA[0].end);
+      }
+      await Promise.all([a.receiver.close(), b.receiver.close()]);
+      await Promise.all([a.output, b.output]);
+      const { committed, end } = await offsets(client, groupId, topic);
+      expect(committed).toEqual(end);
+    });
+
+    it('a revoke lets the partitions go after revokeTimeoutMs even while a message still runs, and the new owner runs it again', async () => {
+      const PARTITIONS = 2;
+      const topic = await perPartitionTopic(PARTITIONS, 3);
+      const groupId = unique('group');
+      const runs: Run[] = [];
+      const gates = new Map(Array.from({ length: PARTITIONS }, (_, p) => [p, deferred()]));
+      const a = member('a', groupId, topic, runs, gates, { revokeTimeoutMs: 300 });
+      await Promise.all(Array.from({ length: PARTITIONS }, (_, p) => a.started(p).promise));
+      const b = member('b', groupId, topic, runs, new Map());
+      await a.adapter.next((e) => e.kind === 'revoking');
+      const revoking = a.adapter.events.find((e) => e.kind === 'revoking');
+      const [moved] = (revoking?.kind === 'revoking' ? (revoking.partitions ?? []) : []).map(
+        (p) => p.partition,
+      );
+      // B gets the partition while A's message on it still runs, and handles it from offset 0.
+      await waitFor(() => runs.some((r) => r.member === 'b' && r.partition === moved && r.offset === 2));
+      expect(runs.filter((r) => r.partition === moved).map((r) => `${r.member}${r.offset}`)).toEqual([
+        'b0',
+        'b1',
+        'b2',
+      ]);
+      for (const gate of gates.values()) gate.resolve();
+      await waitFor(() => runs.some((r) => r.member === 'a' && r.partition === moved));
+      await Promise.all([a.receiver.close(), b.receiver.close()]);
+      await Promise.all([a.output, b.output]);
+    });
+  },
+);
+
+describe.each(ADAPTERS)('KafkaReceiver options on $name', (kind) => {
   it('rejects invalid options, naming the option, the value and its type', () => {
-    const adapter = kafkajsAdapter(client.consumer({ groupId: 'unused' }), { topics: ['t'] });
+    const adapter = kind.adapter('unused', ['t']);
     expect(() => new KafkaReceiver(adapter, { prefetch: 0 })).toThrow(
       'KafkaReceiver: expected `prefetch` to be an integer >= 1, got 0 (number)',
     );
@@ -356,6 +550,17 @@ describe('KafkaReceiver with a real broker', () => {
     expect(() => new KafkaReceiver(adapter, { onSettled: 1 as never })).toThrow(
       'KafkaReceiver: expected `onSettled` to be a function, got 1 (number)',
     );
-    expect(() => kafkajsAdapter(client.consumer({ groupId: 'unused' }), { topics: [] })).toThrow('`topics`');
+  });
+});
+
+describe('Kafka adapters', () => {
+  it('reject an empty topic list and a bad fetch wait, naming the option', () => {
+    expect(() => kafkajsAdapter(kafka('options').consumer({ groupId: 'unused' }), { topics: [] })).toThrow(
+      '`topics`',
+    );
+    expect(() => platformaticAdapter(platformaticConsumer('unused'), { topics: [] })).toThrow('`topics`');
+    expect(() =>
+      platformaticAdapter(platformaticConsumer('unused'), { topics: ['t'], maxWaitMs: -1 }),
+    ).toThrow('platformaticAdapter: expected `maxWaitMs` to be an integer >= 0, got -1 (number)');
   });
 });

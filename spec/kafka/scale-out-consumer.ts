@@ -1,30 +1,82 @@
 // One member of the scale-out spec's consumer group, run as its own process (bundled by the spec).
-// argv: groupId topic recordFile handlerMs maxInFlight. Appends one line per handled message, written before the handler
-// completes (so before its offset can be committed): "key seq partition offset startMs doneMs".
+// argv: client groupId topic recordFile handlerMs maxInFlight, where client is 'kafkajs' or 'platformatic'.
+// Appends one line per handled message, written before the handler completes (so before its offset can be
+// committed): "key seq partition offset startMs doneMs". Tells the spec how many partitions it holds.
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { Consumer } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import { keyedDispatch } from 'keyed-dispatch';
-import { fromKafka, type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
+import {
+  type KafkaConsumerAdapter,
+  type KafkaConsumerListener,
+  type KafkaMessage,
+  KafkaReceiver,
+  kafkajsAdapter,
+  kafkaKey,
+  platformaticAdapter,
+} from 'keyed-dispatch/kafka';
 
-const [groupId, topic, recordFile, handlerMs, maxInFlight] = process.argv.slice(2);
+const [client, groupId, topic, recordFile, handlerMs, maxInFlight] = process.argv.slice(2);
 const now = () => performance.timeOrigin + performance.now();
 const send = (message: unknown) => process.send?.(message);
 
-const consumer = new Kafka({
-  clientId: `member-${process.pid}`,
-  brokers: ['127.0.0.1:9092'],
-  logLevel: logLevel.NOTHING,
-}).consumer({
-  groupId,
-  maxWaitTimeInMs: 100,
-  sessionTimeout: 6000,
-  heartbeatInterval: 500,
-  rebalanceTimeout: 10000,
-});
-consumer.on(consumer.events.GROUP_JOIN, (e) =>
-  send({ joined: Object.values(e.payload.memberAssignment).flat().length }),
-);
-const receiver = fromKafka({ consumer, topics: [topic], fromBeginning: true, commitIntervalMs: 100 });
+function clientAdapter(): KafkaConsumerAdapter {
+  if (client === 'platformatic') {
+    const consumer = new Consumer({
+      clientId: `member-${process.pid}`,
+      bootstrapBrokers: ['127.0.0.1:9092'],
+      groupId,
+      groupProtocol: 'consumer',
+      rebalanceTimeout: 60_000,
+    });
+    return platformaticAdapter(consumer, { topics: [topic], fromBeginning: true, maxWaitMs: 100 });
+  }
+  const consumer = new Kafka({
+    clientId: `member-${process.pid}`,
+    brokers: ['127.0.0.1:9092'],
+    logLevel: logLevel.NOTHING,
+  }).consumer({
+    groupId,
+    maxWaitTimeInMs: 100,
+    sessionTimeout: 6000,
+    heartbeatInterval: 500,
+    rebalanceTimeout: 10000,
+  });
+  return kafkajsAdapter(consumer, { topics: [topic], fromBeginning: true });
+}
+
+/** Reports how many partitions the member holds whenever that changes. */
+function counting(adapter: KafkaConsumerAdapter): KafkaConsumerAdapter {
+  const held = new Set<number>();
+  const report = () => send({ held: held.size });
+  return {
+    start: (listener: KafkaConsumerListener) =>
+      adapter.start({
+        batch: (topic, partition, records) => listener.batch(topic, partition, records),
+        assigned(partitions, mode) {
+          if (mode !== 'added') held.clear();
+          for (const { partition } of partitions) held.add(partition);
+          report();
+          listener.assigned(partitions, mode);
+        },
+        async revoking(partitions) {
+          // An eager revoke takes everything at once; named partitions stay held until they are let go.
+          if (partitions === undefined) held.clear();
+          await listener.revoking(partitions);
+          for (const { partition } of partitions ?? []) held.delete(partition);
+          report();
+        },
+        failed: (error) => listener.failed(error),
+      }),
+    pause: (partitions) => adapter.pause(partitions),
+    resume: (partitions) => adapter.resume(partitions),
+    commit: (offsets) => adapter.commit(offsets),
+    committed: (partitions) => adapter.committed(partitions),
+    close: () => adapter.close(),
+  };
+}
+
+const receiver = new KafkaReceiver(counting(clientAdapter()), { commitIntervalMs: 100 });
 const fd = openSync(recordFile, 'a');
 let handled = 0;
 receiver

@@ -29,23 +29,27 @@ export interface KafkaConsumerListener {
   /** Fetched records of one partition, in offset order. */
   batch(topic: string, partition: number, records: readonly KafkaRecord[]): void;
   /**
-   * A rebalance began: every assigned partition is about to be revoked (eager rebalancing). The
-   * receiver stops admitting them, waits (bounded) for their running messages and commits.
+   * Partitions are about to be revoked: without `partitions` every assigned one (eager rebalancing),
+   * with it only those (cooperative / KIP-848: the others keep flowing). The receiver stops admitting
+   * them, waits (up to `revokeTimeoutMs`) for their running messages and commits. Resolves once they
+   * are let go: an adapter whose client can hold the rebalance releases them to the group then.
    */
-  revoking(): void;
+  revoking(partitions?: readonly TopicPartition[]): Promise<void>;
   /**
-   * The consumer joined the group (again) with these partitions. Fetching restarts at their committed
-   * offsets, so the receiver starts tracking them afresh.
+   * Partitions were assigned. `'all'` (default, eager): the full new assignment, everything before is
+   * gone. `'added'` (incremental): newly added partitions only, the others stay. Fetching starts at
+   * their committed offsets, so the receiver tracks them afresh.
    */
-  assigned(partitions: readonly TopicPartition[]): void;
+  assigned(partitions: readonly TopicPartition[], mode?: 'all' | 'added'): void;
   /** The client failed and will not recover on its own. */
   failed(error: unknown): void;
 }
 
 /**
  * The receiver's view of a Kafka client: a consumer-group member that fetches, pauses per partition,
- * commits explicit offsets (with metadata), reads them back and reports rebalances. `kafkajsAdapter` implements it for kafkajs; another
- * client plugs in by implementing these methods.
+ * commits explicit offsets (with metadata), reads them back and reports rebalances. `kafkajsAdapter`
+ * implements it for kafkajs, `platformaticAdapter` for @platformatic/kafka; another client plugs in by
+ * implementing these methods.
  */
 export interface KafkaConsumerAdapter {
   /** Connects, joins the group and starts fetching, reporting to `listener`. Resolves once running. */

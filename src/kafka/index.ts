@@ -6,6 +6,7 @@ export type {
   TopicPartitionOffset,
 } from './adapter';
 export { type FromKafkaOptions, fromKafka } from './from-kafka';
+export { type FromPlatformaticKafkaOptions, fromPlatformaticKafka } from './from-platformatic-kafka';
 export { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
 export {
   type KafkaJsAdapterOptions,
@@ -21,3 +22,8 @@ export {
   keyedProducer,
 } from './keyed-producer';
 export { type KafkaHeaders, type KafkaMessage, type KafkaRecord, kafkaKey } from './message';
+export {
+  type PlatformaticAdapterOptions,
+  type PlatformaticConsumer,
+  platformaticAdapter,
+} from './platformatic-adapter';

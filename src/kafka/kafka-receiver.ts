@@ -322,13 +322,22 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     }
   }
 
-  revoking(): void {
-    this.revokeAll();
+  revoking(partitions?: readonly TopicPartition[]): Promise<void> {
+    if (partitions === undefined) return this.revokeAll();
+    const revoked: PartitionTracker[] = [];
+    for (const { topic, partition } of partitions) {
+      const id = `${topic}:${partition}`;
+      const tracker = this.live.get(id);
+      if (tracker === undefined) continue;
+      this.live.delete(id);
+      revoked.push(tracker);
+    }
+    return this.revoke(revoked);
   }
 
-  assigned(partitions: readonly TopicPartition[]): void {
+  assigned(partitions: readonly TopicPartition[], mode: 'all' | 'added' = 'all'): void {
     // Eager rebalancing: whatever was tracked before is gone; fetching restarts at committed offsets.
-    this.revokeAll();
+    if (mode === 'all') void this.revokeAll();
     if (this.stopped || partitions.length === 0) return;
     const trackers = partitions.map(({ topic, partition }) => {
       const tracker = new PartitionTracker(topic, partition);
@@ -368,18 +377,26 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     this.fail(error);
   }
 
-  /** Stops admitting every tracked partition, drops their queued messages, then drains and commits them. */
-  private revokeAll(): void {
-    if (this.live.size === 0) return;
+  /** Revokes every tracked partition. */
+  private revokeAll(): Promise<void> {
     const revoked = [...this.live.values()];
     this.live.clear();
+    return this.revoke(revoked);
+  }
+
+  /**
+   * Stops admitting these (no longer live) trackers, drops their queued messages, then drains and
+   * commits them; resolves once they are committed.
+   */
+  private revoke(revoked: PartitionTracker[]): Promise<void> {
+    if (revoked.length === 0) return Promise.resolve();
     for (const tracker of revoked) {
       tracker.revoked = true;
       tracker.buffer.clear();
     }
     this.discard(isRevoked);
     for (const tracker of revoked) this.draining.add(tracker);
-    void this.commitWhenIdle(revoked, this.options.revokeTimeoutMs);
+    return this.commitWhenIdle(revoked, this.options.revokeTimeoutMs);
   }
 
   /** Waits up to `timeoutMs` for the trackers' running messages, then commits their positions. */

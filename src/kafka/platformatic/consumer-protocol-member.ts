@@ -1,0 +1,197 @@
+import { randomUUID } from 'node:crypto';
+import type { TopicPartition } from '../adapter';
+import { type Consumer, ErrorCodes, hasErrorCode } from './client';
+import type { GroupCoordinator } from './coordinator';
+import type { Membership, MembershipEvents } from './membership';
+
+interface HeartbeatResponse {
+  memberId: string | null;
+  memberEpoch: number;
+  heartbeatIntervalMs: number;
+  assignment: { topicPartitions: Array<{ topicId: string; partitions: number[] }> } | null;
+}
+
+interface OwnedPartition extends TopicPartition {
+  topicId: string;
+}
+
+/**
+ * Membership under the consumer rebalance protocol (KIP-848), heartbeating itself so that a revocation
+ * is acknowledged only once the receiver has let the partitions go: until then the broker assigns them
+ * to no one else (for up to the consumer's `rebalanceTimeout`), while every other partition keeps
+ * flowing on both sides.
+ */
+export class ConsumerProtocolMember implements Membership {
+  private memberId = '';
+  private epoch = 0;
+  /** The heartbeat API version spoken: from 1 on, the member chooses its id and may subscribe by pattern. */
+  private version = 0;
+  /** Partitions this member holds, by `topic:partition`; heartbeats report them as owned. */
+  private readonly owned = new Map<string, OwnedPartition>();
+  /** Of `owned`, those being revoked (the receiver is draining them). */
+  private readonly releasing = new Set<string>();
+  private intervalMs = 1000;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private beating = false;
+  /** Another heartbeat is due as soon as the one in flight returns (the assignment changed). */
+  private again = false;
+  private closed = false;
+  private joined: { resolve(): void; reject(error: unknown): void } | null = null;
+
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly coordinator: GroupCoordinator,
+    private readonly topics: readonly string[],
+    private readonly settings: { rebalanceTimeoutMs: number; instanceId: string | null },
+    private readonly events: MembershipEvents,
+  ) {}
+
+  async start(): Promise<void> {
+    this.version = await this.coordinator.version('ConsumerGroupHeartbeat');
+    if (this.version >= 1) this.memberId = randomUUID();
+    await new Promise<void>((resolve, reject) => {
+      this.joined = { resolve, reject };
+      this.beat();
+    });
+  }
+
+  identity() {
+    return { memberId: this.memberId, generationIdOrMemberEpoch: this.epoch };
+  }
+
+  async leave(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    // Closing the consumer sends the leaving heartbeat (epoch -1) under the consumer's member id: it
+    // leaves as this member instead of retrying a leave for one that never joined.
+    this.consumer.memberId = this.memberId === '' ? null : this.memberId;
+  }
+
+  /** Sends a heartbeat now, or right after the one in flight. */
+  private beat(): void {
+    if (this.closed) return;
+    if (this.beating) {
+      this.again = true;
+      return;
+    }
+    this.beating = true;
+    clearTimeout(this.timer);
+    void this.heartbeat().finally(() => {
+      this.beating = false;
+      if (this.closed) return;
+      if (this.again) {
+        this.again = false;
+        this.beat();
+        return;
+      }
+      this.timer = setTimeout(() => this.beat(), this.intervalMs);
+      this.timer.unref?.();
+    });
+  }
+
+  private async heartbeat(): Promise<void> {
+    try {
+      const response = await this.heartbeatRequest(this.epoch, this.ownedByTopicId());
+      if (this.closed) return;
+      if (response.memberId) this.memberId = response.memberId;
+      this.epoch = response.memberEpoch;
+      if (response.heartbeatIntervalMs > 0) this.intervalMs = response.heartbeatIntervalMs;
+      this.joined?.resolve();
+      this.joined = null;
+      if (response.assignment !== null) await this.reconcile(response.assignment.topicPartitions);
+    } catch (error) {
+      if (this.closed) return;
+      if (this.joined !== null) {
+        this.closed = true;
+        this.joined.reject(error);
+        return;
+      }
+      // Fenced or forgotten (e.g. it missed its session timeout): its partitions are someone else's
+      // already. It rejoins at epoch 0; other errors are retried at the next heartbeat.
+      if (
+        hasErrorCode(error, ErrorCodes.FENCED_MEMBER_EPOCH) ||
+        hasErrorCode(error, ErrorCodes.UNKNOWN_MEMBER_ID)
+      ) {
+        this.lose();
+      }
+    }
+  }
+
+  private heartbeatRequest(
+    epoch: number,
+    owned: Array<{ topicId: string; partitions: number[] }>,
+  ): Promise<HeartbeatResponse> {
+    return this.coordinator.call<HeartbeatResponse>(
+      'ConsumerGroupHeartbeat',
+      this.consumer.groupId,
+      this.memberId,
+      epoch,
+      this.settings.instanceId,
+      null, // rack
+      this.settings.rebalanceTimeoutMs,
+      [...this.topics],
+      ...(this.version >= 1 ? [null] : []), // topic pattern (version 1 on)
+      null, // server-side assignor: the broker's default
+      owned,
+    );
+  }
+
+  /** Takes the partitions added to the target assignment at once; lets the removed ones go once drained. */
+  private async reconcile(target: Array<{ topicId: string; partitions: number[] }>): Promise<void> {
+    const names = await this.topicNames(target.map((t) => t.topicId));
+    const wanted = new Map<string, OwnedPartition>();
+    for (const { topicId, partitions } of target) {
+      const topic = names.get(topicId);
+      if (topic === undefined) continue;
+      for (const partition of partitions) wanted.set(`${topic}:${partition}`, { topic, partition, topicId });
+    }
+    if (this.closed) return;
+    const added = [...wanted].filter(([id]) => !this.owned.has(id));
+    for (const [id, partition] of added) this.owned.set(id, partition);
+    if (added.length > 0) {
+      this.events.assigned(
+        added.map(([, { topic, partition }]) => ({ topic, partition })),
+        'added',
+      );
+      this.again = true;
+    }
+    const revoked = [...this.owned].filter(([id]) => !wanted.has(id) && !this.releasing.has(id));
+    if (revoked.length === 0) return;
+    for (const [id] of revoked) this.releasing.add(id);
+    void this.events.revoking(revoked.map(([, { topic, partition }]) => ({ topic, partition }))).then(() => {
+      // Acknowledged by the next heartbeat, which no longer reports them as owned.
+      for (const [id] of revoked) if (this.releasing.delete(id)) this.owned.delete(id);
+      this.beat();
+    });
+  }
+
+  /** Every owned partition is gone without a revocation: tells the receiver, rejoins at epoch 0. */
+  private lose(): void {
+    this.epoch = 0;
+    const lost = [...this.owned.values()].map(({ topic, partition }) => ({ topic, partition }));
+    this.owned.clear();
+    this.releasing.clear();
+    if (lost.length > 0) void this.events.revoking(lost);
+    this.again = true;
+  }
+
+  private ownedByTopicId(): Array<{ topicId: string; partitions: number[] }> {
+    const byTopic = new Map<string, number[]>();
+    for (const { topicId, partition } of this.owned.values()) {
+      const list = byTopic.get(topicId);
+      if (list === undefined) byTopic.set(topicId, [partition]);
+      else list.push(partition);
+    }
+    return [...byTopic].map(([topicId, partitions]) => ({ topicId, partitions }));
+  }
+
+  /** Topic names by id (assignments name topics by id); refreshes the metadata for an unknown id. */
+  private async topicNames(ids: readonly string[]): Promise<Map<string, string>> {
+    const read = async (forceUpdate: boolean) => {
+      const metadata = await this.consumer.metadata({ topics: [...this.topics], forceUpdate });
+      return new Map([...metadata.topics].map(([name, topic]) => [topic.id, name]));
+    };
+    const names = await read(false);
+    return ids.every((id) => names.has(id)) ? names : read(true);
+  }
+}
