@@ -16,8 +16,6 @@ const config: Config = {
     '^keyed-dispatch/(.*)$': '<rootDir>/src/$1/index.ts',
   },
   testTimeout: 30_000,
-  // Thread lanes run a built worker script (Node cannot run TypeScript in a worker).
-  globalSetup: '<rootDir>/scripts/build-thread-worker.js',
 };
 
 export default config;

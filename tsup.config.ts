@@ -1,13 +1,24 @@
 import { defineConfig } from 'tsup';
 import { clientBundlePlugin } from './src/dashboard/bundle-client';
+import { builtWorkerPlugin } from './src/threads/built-worker-plugin';
+
+const peers = [
+  'rxjs',
+  '@opentelemetry/api',
+  'ioredis',
+  '@nats-io/transport-node',
+  '@nats-io/jetstream',
+  'kafkajs',
+  'prom-client',
+  '@platformatic/kafka',
+];
 
 export default defineConfig({
-  // The thread-lane worker is its own entry: threads load dist/thread-worker.js, found next to index.
   // Transport adapters, the exporters and the dashboard are subpath entries (`keyed-dispatch/redis`,
-  // ...); their clients are optional peers, never bundled.
+  // ...); their clients are optional peers, never bundled. Code splitting in both formats gives every
+  // entry the same copy of the core (one per format), so its classes and brands are shared.
   entry: {
     index: 'src/index.ts',
-    'thread-worker': 'src/threads/worker.ts',
     'redis/index': 'src/redis/index.ts',
     'nats/index': 'src/nats/index.ts',
     'otel/index': 'src/otel/index.ts',
@@ -15,22 +26,19 @@ export default defineConfig({
     'prometheus/index': 'src/prometheus/index.ts',
     'dashboard/index': 'src/dashboard/index.ts',
   },
-  // Gives the ESM build a __dirname, by which the worker script is found.
+  // Gives the ESM build a __dirname, by which the worker script is found (the chunks sit next to it).
   shims: true,
   format: ['cjs', 'esm'],
+  splitting: true,
   dts: true,
-  sourcemap: true,
+  // No source maps: they would point into sources the package does not ship.
+  sourcemap: false,
   clean: true,
   target: 'node20',
-  external: [
-    'rxjs',
-    '@opentelemetry/api',
-    'ioredis',
-    '@nats-io/transport-node',
-    '@nats-io/jetstream',
-    'kafkajs',
-    'prom-client',
-  ],
-  // The dashboard's page script, bundled for the browser, goes into the dashboard entry as a string.
-  esbuildPlugins: [clientBundlePlugin()],
+  external: peers,
+  // The dashboard's page script goes into the dashboard entry as a string; the thread lanes look for
+  // the worker script only next to them (see built-worker-plugin.ts).
+  esbuildPlugins: [clientBundlePlugin(), builtWorkerPlugin()],
+  // The thread-lane worker: one CommonJS script that threads load by path, from either format.
+  onSuccess: 'node scripts/build-thread-worker.js dist/thread-worker.js',
 });

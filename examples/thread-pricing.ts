@@ -4,8 +4,7 @@
  *
  *   npx ts-node --transpile-only examples/thread-pricing.ts
  *
- * (From the sources the thread worker must be built first: `node scripts/build-thread-worker.js`.
- * The published package ships it built.)
+ * (Run from the sources, the library builds its thread worker on first use; the package ships it built.)
  */
 import { join } from 'node:path';
 import { lastValueFrom, tap } from 'rxjs';

@@ -70,17 +70,25 @@ export interface FailurePolicy<T, K> {
 /** Wraps a handler so its failures are retried, then dead-lettered, inside the key's mailbox. */
 type Wrap<T, K> = <R>(handle: Handle<T, K, R>) => Handle<T, K, R>;
 
-/** Each policy's wrapper, kept off the public object. */
-const wrappers = new WeakMap<object, Wrap<any, any>>();
+/**
+ * Where a policy keeps its wrapper, and the brand of `GaveUp`: registered symbols, so a policy or error
+ * made by another copy of the library (its CommonJS build beside the ESM one) is still recognised.
+ */
+const WRAP = Symbol.for('keyed-dispatch.FailurePolicy.wrap');
+const GAVE_UP = Symbol.for('keyed-dispatch.GaveUp');
 
 /** True for a policy made by `retryPolicy`. */
 export function isFailurePolicy(value: unknown): value is FailurePolicy<unknown, unknown> {
-  return typeof value === 'object' && value !== null && wrappers.has(value);
+  return typeof value === 'object' && value !== null && typeof (value as Wrapped)[WRAP] === 'function';
 }
 
 /** `handle` with `policy` around it: its failures retried, then dead-lettered. */
 export function withPolicy<T, K, R>(policy: FailurePolicy<T, K>, handle: Handle<T, K, R>): Handle<T, K, R> {
-  return (wrappers.get(policy) as Wrap<T, K>)(handle);
+  return ((policy as Wrapped)[WRAP] as Wrap<T, K>)(handle);
+}
+
+interface Wrapped {
+  [WRAP]?: Wrap<any, any>;
 }
 
 /**
@@ -89,12 +97,18 @@ export function withPolicy<T, K, R>(policy: FailurePolicy<T, K>, handle: Handle<
  */
 export class GaveUp extends Error {
   override name = 'GaveUp';
+  readonly [GAVE_UP] = true;
   constructor(
     override readonly cause: unknown,
     readonly attempts: number,
   ) {
     super(`gave up after ${attempts} attempt(s)`);
   }
+}
+
+/** True for a `GaveUp` of any copy of the library. */
+export function isGaveUp(error: unknown): error is GaveUp {
+  return typeof error === 'object' && error !== null && (error as Partial<GaveUp>)[GAVE_UP] === true;
 }
 
 interface ResolvedRetryPolicy<T, K> {
@@ -143,7 +157,8 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
       options.random === undefined ? Math.random : functionOption('retryPolicy', 'random', options.random),
   };
   const failurePolicy: FailurePolicy<T, K> = { kind: 'failure-policy' };
-  wrappers.set(failurePolicy, wrap);
+  // Not enumerable: the public object stays `{ kind }`.
+  Object.defineProperty(failurePolicy, WRAP, { value: wrap });
   return failurePolicy;
 
   function wrap<R>(handle: Handle<T, K, R>): Handle<T, K, R> {

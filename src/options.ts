@@ -3,8 +3,10 @@ import type { HandlerContext } from './engine/mailbox';
 import { KeyedExecutor } from './executor';
 import { type FailurePolicy, isFailurePolicy, withPolicy } from './failure-policy';
 import { DispatchStats, intakeBatch } from './stats';
-import { isThreadHandler, type ThreadHandler } from './threads/handler';
-import { ThreadExecutor } from './threads/thread-executor';
+import type { ThreadHandler } from './threads/handler';
+import { isThreadHandler } from './threads/is-thread-handler';
+import { isThreadExecutor, sharedExecutorOf } from './threads/thread-access';
+import type { ThreadExecutor } from './threads/thread-executor';
 import { describe, functionOption, integerOption, optionsObject } from './validate';
 
 /**
@@ -164,14 +166,14 @@ function executorOf(
   if (threadHandler === undefined) {
     if (executor === undefined) return KeyedExecutor.shared;
     if (executor instanceof KeyedExecutor) return executor;
-    if (executor instanceof ThreadExecutor) {
+    if (isThreadExecutor(executor)) {
       throw new TypeError(
         `${owner}: \`executor\` is a ThreadExecutor, so \`handle\` must be threadHandler(module, exportName), got a function`,
       );
     }
   } else {
-    if (executor === undefined) return ThreadExecutor.shared;
-    if (executor instanceof ThreadExecutor) return executor;
+    if (executor === undefined) return sharedExecutorOf(threadHandler);
+    if (isThreadExecutor(executor)) return executor;
     if (executor instanceof KeyedExecutor) {
       throw new TypeError(
         `${owner}: \`handle\` is a thread handler (${threadHandler.moduleUrl}#${threadHandler.exportName}), so \`executor\` must be a ThreadExecutor, got a KeyedExecutor (event-loop lanes)`,

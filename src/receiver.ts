@@ -9,6 +9,9 @@ import { Observable } from 'rxjs';
  */
 export const openReceiver: unique symbol = Symbol.for('keyed-dispatch.openReceiver') as never;
 
+/** The brand of `Receiver`, registered so that every copy of the library shares it. */
+const RECEIVER = Symbol.for('keyed-dispatch.Receiver');
+
 /** How a message's handling ended. `failed` carries the error to `settle`. */
 export type Settlement = 'done' | 'failed';
 
@@ -76,6 +79,21 @@ export function isPullable<T>(source: unknown): source is Pullable<T> {
  * explicitly with `acknowledgeOnReceipt()`.
  */
 export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
+  /**
+   * `value instanceof Receiver` holds for the receivers of every copy of the library (its CommonJS and
+   * ESM builds side by side), told by a registered brand; subclasses keep the plain prototype check.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked, a subclass unless Receiver.
+    if (this !== Receiver) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === 'object' && value !== null && (value as Receiver<unknown>)[RECEIVER] === true;
+  }
+
+  /** The brand, on the prototype (so `Sub.prototype instanceof Receiver` holds too). */
+  get [RECEIVER](): true {
+    return true;
+  }
+
   /** `name`: how errors name this receiver (`fromIterable()`); its class name by default. */
   constructor(name?: string) {
     super((subscriber) => {

@@ -2,8 +2,8 @@ import type { Subscriber } from 'rxjs';
 import { type KeyedExecutor, lanesOf } from '../executor';
 import type { ResolvedDispatchOptions } from '../options';
 import { statsLink } from '../stats';
-import { type ThreadExecutor, threadLanesOf } from '../threads/thread-executor';
-import { ThreadRouter } from '../threads/thread-router';
+import { lanesAccessOf } from '../threads/thread-access';
+import type { ThreadExecutor } from '../threads/thread-executor';
 import { DispatchCore } from './dispatch-core';
 import { EventLoopRouter } from './event-loop-router';
 
@@ -17,12 +17,9 @@ export function createDispatcher<T, K, R>(
 ): DispatchCore<T, K, R> {
   const { executor, threadHandler, throughput } = options;
   if (threadHandler !== undefined) {
-    const threads = threadLanesOf(executor as ThreadExecutor);
-    return new DispatchCore(
-      options,
-      subscriber,
-      executor,
-      (core) => new ThreadRouter<T, K, R>(core, threads, threadHandler, throughput, options.maxPerKey),
+    const lanes = lanesAccessOf(executor as ThreadExecutor);
+    return new DispatchCore(options, subscriber, executor, (core) =>
+      lanes.router<T, K, R>(core, threadHandler, throughput, options.maxPerKey),
     );
   }
   const lanes = lanesOf(executor as KeyedExecutor);

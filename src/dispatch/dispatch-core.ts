@@ -1,7 +1,7 @@
 import { asapScheduler, type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
 import { threadLoop } from '../engine/lane-loop';
 import type { KeyedExecutor } from '../executor';
-import { GaveUp } from '../failure-policy';
+import { isGaveUp } from '../failure-policy';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
 import type { ResolvedDispatchOptions } from '../options';
@@ -287,7 +287,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   failed(message: T, key: K, error: unknown): void {
     this.inFlight--;
     this.failedCount++;
-    if (error instanceof GaveUp) {
+    if (isGaveUp(error)) {
       this.session?.settle(message, 'failed', error.cause);
       this.leftWindow(key);
       return;

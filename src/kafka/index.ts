@@ -1,3 +1,7 @@
+// The receiver types this subpath's classes extend, so a consumer's declarations can name them here.
+export type { ReceiverSession, ReceiverSink, SettledListener, Settlement } from '../receiver';
+export { openReceiver, Receiver } from '../receiver';
+export type { FailedAction } from '../receivers/failed-action';
 export type {
   CommittedOffset,
   KafkaConsumerAdapter,

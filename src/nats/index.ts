@@ -1,2 +1,13 @@
+// The receiver types this subpath's functions return, so a consumer's declarations can name them here.
+export type { ReceiverSession, ReceiverSink, SettledListener, Settlement } from '../receiver';
+export { openReceiver, Receiver } from '../receiver';
+export { ClosableReceiver } from '../receivers/closable-receiver';
+export type { FailedAction } from '../receivers/failed-action';
+export type {
+  JetStreamClientMessage,
+  JetStreamConsumer,
+  JetStreamFetch,
+  JetStreamHeaders,
+} from './jetstream-client';
 export { fromJetStream, type JetStreamFailedAction, type JetStreamOptions } from './jetstream-receiver';
-export type { JetStreamHeaders, JetStreamMessage } from './message';
+export type { JetStreamMessage } from './message';

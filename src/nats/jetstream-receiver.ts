@@ -1,9 +1,9 @@
-import type { Consumer, ConsumerMessages } from '@nats-io/jetstream';
 import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
 import { ClosableReceiver } from '../receivers/closable-receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
 import { PullSession } from '../receivers/pull-session';
 import { describe, durationOption, functionOption, integerOption, optionsObject } from '../validate';
+import type { JetStreamConsumer, JetStreamFetch } from './jetstream-client';
 import { type JetStreamMessage, toMessage } from './message';
 
 /**
@@ -32,7 +32,7 @@ export interface JetStreamOptions {
    * `ack_policy: AckPolicy.Explicit`. Its `ack_wait` is how long a dead process's messages stay
    * unacknowledged before they are redelivered; its `max_ack_pending` caps all its processes together.
    */
-  consumer: Consumer;
+  consumer: JetStreamConsumer;
   /**
    * How long one fetch waits for its messages before it is renewed. Integer ≥ 1000 ms (the client's
    * minimum). Default 5000.
@@ -47,7 +47,7 @@ export interface JetStreamOptions {
 }
 
 interface ResolvedOptions {
-  consumer: Consumer;
+  consumer: JetStreamConsumer;
   expiresMs: number;
   closeTimeoutMs: number;
   fail: (message: JetStreamMessage) => void;
@@ -72,7 +72,7 @@ export function fromJetStream(options: JetStreamOptions): ClosableReceiver<JetSt
 function resolveOptions(options: JetStreamOptions): ResolvedOptions {
   const owner = 'fromJetStream';
   optionsObject(owner, options);
-  const consumer = options.consumer as Partial<Consumer> | undefined;
+  const consumer = options.consumer as Partial<JetStreamConsumer> | undefined;
   if (consumer === null || typeof consumer !== 'object' || typeof consumer.fetch !== 'function') {
     throw new TypeError(
       `${owner}: expected \`consumer\` to be a JetStream pull consumer, got ${describe(consumer)}`,
@@ -109,7 +109,7 @@ function failedAction(owner: string, action: unknown): (message: JetStreamMessag
 /** One subscription: a loop of fetches sized to the demand, plus acknowledgements. */
 class JetStreamSession extends PullSession<JetStreamMessage> {
   /** The fetch under way, closed when intake stops. */
-  private batch: ConsumerMessages | null = null;
+  private batch: JetStreamFetch | null = null;
 
   constructor(
     private readonly options: ResolvedOptions,

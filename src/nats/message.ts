@@ -1,7 +1,4 @@
-import type { JsMsg } from '@nats-io/jetstream';
-
-/** The headers type of the NATS client, as carried by a JetStream message. */
-export type JetStreamHeaders = NonNullable<JsMsg['headers']>;
+import type { JetStreamClientMessage, JetStreamHeaders } from './jetstream-client';
 
 /** One JetStream message as handlers get it from `fromJetStream`. */
 export interface JetStreamMessage {
@@ -19,10 +16,10 @@ export interface JetStreamMessage {
    * The client's message, e.g. for `working()` in a handler that runs close to the consumer's
    * `ack_wait`. The receiver acknowledges it after the handler: never `ack`, `nak` or `term` it yourself.
    */
-  readonly msg: JsMsg;
+  readonly msg: JetStreamClientMessage;
 }
 
-export function toMessage(msg: JsMsg): JetStreamMessage {
+export function toMessage(msg: JetStreamClientMessage): JetStreamMessage {
   return {
     subject: msg.subject,
     seq: msg.seq,

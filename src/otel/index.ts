@@ -1,5 +1,4 @@
 import type {
-  Attributes,
   BatchObservableResult,
   Histogram,
   Meter,
@@ -7,11 +6,19 @@ import type {
 } from '@opentelemetry/api';
 import type { DispatchMetrics } from '../metrics';
 import { describe } from '../validate';
+import type { OpenTelemetryAttributes, OpenTelemetryMeter } from './meter';
+
+export type {
+  OpenTelemetryAttributes,
+  OpenTelemetryAttributeValue,
+  OpenTelemetryInstrumentOptions,
+  OpenTelemetryMeter,
+} from './meter';
 
 /** Options of `exportToOpenTelemetry`. */
 export interface OpenTelemetryExportOptions {
   /** Attributes added to every data point, e.g. `{ dispatcher: 'orders' }` to tell dispatchers apart. Default none. */
-  attributes?: Attributes;
+  attributes?: OpenTelemetryAttributes;
   /** Prefix of the instrument names. Default `'keyed_dispatch'`. */
   prefix?: string;
 }
@@ -31,14 +38,20 @@ export interface OpenTelemetryExportOptions {
  */
 export function exportToOpenTelemetry(
   metrics: DispatchMetrics,
-  meter: Meter,
+  meterLike: OpenTelemetryMeter,
   options: OpenTelemetryExportOptions = {},
 ): () => void {
-  if (meter === null || typeof meter !== 'object' || typeof meter.createObservableGauge !== 'function') {
+  if (
+    meterLike === null ||
+    typeof meterLike !== 'object' ||
+    typeof meterLike.createObservableGauge !== 'function'
+  ) {
     throw new TypeError(
-      `exportToOpenTelemetry: expected \`meter\` to be an OpenTelemetry Meter, got ${describe(meter)}`,
+      `exportToOpenTelemetry: expected \`meter\` to be an OpenTelemetry Meter, got ${describe(meterLike)}`,
     );
   }
+  // Typed structurally in the signature (the API is an optional peer); it is an OpenTelemetry Meter.
+  const meter = meterLike as unknown as Meter;
   const prefix = options.prefix ?? 'keyed_dispatch';
   const base = options.attributes ?? {};
   const gauge = (name: string, description: string, unit: string) =>

@@ -3,6 +3,7 @@ import type { DispatchMetrics, MetricsSnapshot } from '../metrics';
 import { isDispatchMetrics } from '../metrics/is-metrics';
 import { describe, optionsObject } from '../validate';
 import { DEFAULT_PREFIX, DURATION, INSTRUMENTS } from './instruments';
+import type { PrometheusRegistry } from './registry';
 
 /** Options of `exportToPrometheus`. */
 export interface PrometheusExportOptions {
@@ -38,7 +39,7 @@ interface Exported {
  */
 export function exportToPrometheus(
   metrics: DispatchMetrics,
-  registry: Registry,
+  registry: PrometheusRegistry,
   options: PrometheusExportOptions = {},
 ): () => void {
   if (!isDispatchMetrics(metrics)) {
@@ -81,7 +82,7 @@ export function exportToPrometheus(
 }
 
 /** The instruments of one prefix in one registry, shared by the dispatchers exported there. */
-const registries = new WeakMap<Registry, Map<string, RegistryExport>>();
+const registries = new WeakMap<PrometheusRegistry, Map<string, RegistryExport>>();
 
 class RegistryExport {
   readonly durations: Histogram;
@@ -94,7 +95,7 @@ class RegistryExport {
   private readonly filled = new Set<number>();
 
   constructor(
-    private readonly registry: Registry,
+    private readonly registry: PrometheusRegistry,
     prefix: string,
     private readonly labelNames: readonly string[],
   ) {
@@ -104,7 +105,7 @@ class RegistryExport {
         name: `${prefix}_${instrument.name}`,
         help: instrument.help,
         labelNames: instrument.label === undefined ? [...labelNames] : [...labelNames, instrument.label],
-        registers: [registry],
+        registers: [registry as Registry],
         collect: () => this.fill(i),
       };
       return instrument.type === 'gauge' ? new Gauge(config) : new Counter(config);
@@ -114,7 +115,7 @@ class RegistryExport {
       help: DURATION.help,
       labelNames: [...labelNames],
       buckets: [...DURATION.buckets],
-      registers: [registry],
+      registers: [registry as Registry],
     });
   }
 

@@ -5,6 +5,7 @@ import { type FailedAction, failedActionOption } from '../receivers/failed-actio
 import { PullSession } from '../receivers/pull-session';
 import { describe, durationOption, functionOption, optionsObject } from '../validate';
 import { type RedisStreamMessage, toMessage } from './message';
+import type { RedisClient } from './redis-client';
 
 /** Options of `fromRedisStreams`. Invalid values throw a `TypeError` naming the option. */
 export interface RedisStreamsOptions {
@@ -12,7 +13,7 @@ export interface RedisStreamsOptions {
    * The connection for commands: group creation, `XACK`, `XAUTOCLAIM`, `XPENDING`. The receiver reads
    * on its own `redis.duplicate()` (blocking reads would stall acknowledgements) and never closes this one.
    */
-  redis: Redis;
+  redis: RedisClient;
   /** The streams this consumer reads (for a partitioned layout: `StreamPartitions.assigned(...)`). Non-empty. */
   streams: readonly string[];
   /** The consumer group. Created on each stream (with `MKSTREAM`, from the first entry) when missing. */
@@ -74,7 +75,7 @@ export function fromRedisStreams(options: RedisStreamsOptions): ClosableReceiver
 function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
   const owner = 'fromRedisStreams';
   optionsObject(owner, options);
-  const redis = options.redis as Partial<Redis> | undefined;
+  const redis = options.redis as Partial<RedisClient> | undefined;
   if (redis === null || typeof redis !== 'object' || typeof redis.duplicate !== 'function') {
     throw new TypeError(`${owner}: expected \`redis\` to be an ioredis client, got ${describe(redis)}`);
   }
@@ -94,7 +95,8 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     );
   }
   return {
-    redis: options.redis,
+    // Typed structurally in the options (ioredis is an optional peer); it is an ioredis client.
+    redis: options.redis as unknown as Redis,
     streams: [...streams],
     group: nameOption(owner, 'group', options.group),
     consumer: nameOption(owner, 'consumer', options.consumer),

@@ -1,5 +1,5 @@
-import type Redis from 'ioredis';
 import { describe, integerOption } from '../validate';
+import type { RedisClient } from './redis-client';
 
 /**
  * A key-partitioned stream layout: `count` streams named `<prefix>:0` … `<prefix>:<count - 1>`, each
@@ -62,7 +62,7 @@ export class StreamPartitions {
   }
 
   /** Appends a message for `key` to its stream, as the fields `key` and `data`. Resolves to the entry id. */
-  async publish(redis: Redis, key: string, data: string): Promise<string> {
+  async publish(redis: RedisClient, key: string, data: string): Promise<string> {
     return (await redis.xadd(this.streamFor(key), '*', 'key', key, 'data', data)) as string;
   }
 }

@@ -13,7 +13,8 @@ import { KeyedExecutor } from '../executor';
 
 import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from '../options';
 import type { DispatchStats } from '../stats';
-import { ThreadExecutor } from '../threads/thread-executor';
+import { isThreadExecutor, lanesAccessOf } from '../threads/thread-access';
+import type { ThreadExecutor } from '../threads/thread-executor';
 import { describe, durationOption, optionsObject } from '../validate';
 import { Intake } from './intake';
 
@@ -142,7 +143,7 @@ export class DispatchRuntime {
       );
     }
     const executor = options.executor ?? new KeyedExecutor();
-    if (!(executor instanceof KeyedExecutor) && !(executor instanceof ThreadExecutor)) {
+    if (!(executor instanceof KeyedExecutor) && !isThreadExecutor(executor)) {
       throw new TypeError(
         `DispatchRuntime: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
       );
@@ -326,7 +327,11 @@ export class DispatchRuntime {
   private async close(outcome: StopReport['outcome']): Promise<StopReport> {
     this.interrupt = null;
     for (const component of this.components) component.cut();
-    if (this.executor !== KeyedExecutor.shared && this.executor !== ThreadExecutor.shared)
+    if (
+      isThreadExecutor(this.executor)
+        ? !lanesAccessOf(this.executor).shared
+        : this.executor !== KeyedExecutor.shared
+    )
       await this.executor.close();
     this.lifecycle = 'stopped';
     return { outcome, components: this.components.map((c) => c.report()) };

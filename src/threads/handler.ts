@@ -2,6 +2,8 @@ import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TransferListItem } from 'node:worker_threads';
 import { describe, functionOption } from '../validate';
+import { attachSharedExecutor } from './thread-access';
+import { ThreadExecutor } from './thread-executor';
 
 /** Options of `threadHandler`. */
 export interface ThreadHandlerOptions<T> {
@@ -64,9 +66,8 @@ export function threadHandler<T, R>(
     options.transfer === undefined
       ? undefined
       : functionOption('threadHandler', 'transfer', options.transfer);
-  return { kind: 'thread-handler', moduleUrl, exportName, transfer };
-}
-
-export function isThreadHandler(value: unknown): value is ThreadHandler<unknown, unknown> {
-  return (value as Partial<ThreadHandler<unknown, unknown>> | null)?.kind === 'thread-handler';
+  const handler: ThreadHandler<T, R> = { kind: 'thread-handler', moduleUrl, exportName, transfer };
+  // The handler brings the thread stack along, so a dispatch without thread lanes never loads it.
+  attachSharedExecutor(handler, () => ThreadExecutor.shared);
+  return handler;
 }

@@ -1,7 +1,9 @@
 import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
 import { describe, integerOption, MAX_WORKERS, optionsObject } from '../validate';
+import { attachLanes } from './thread-access';
 import { ThreadLanes } from './thread-lanes';
+import { ThreadRouter } from './thread-router';
 
 /** Options of `ThreadExecutor`. */
 export interface ThreadExecutorOptions {
@@ -88,15 +90,18 @@ export class ThreadExecutor {
       5,
       0,
     );
-    threadLaneSets.set(
-      this,
-      new ThreadLanes(
-        this.workers,
-        resourceLimitsOf(options.resourceLimits),
-        maxRespawnsPerMinute,
-        buildingShared,
-      ),
+    const lanes = new ThreadLanes(
+      this.workers,
+      resourceLimitsOf(options.resourceLimits),
+      maxRespawnsPerMinute,
+      buildingShared,
     );
+    threadLaneSets.set(this, lanes);
+    attachLanes(this, {
+      shared: buildingShared,
+      router: (dispatcher, handler, throughput, maxPerKey) =>
+        new ThreadRouter(dispatcher, lanes, handler, throughput, maxPerKey),
+    });
   }
 
   /** Whether `close()` has been called: a closed executor runs nothing more. */

@@ -1,0 +1,88 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ensureBuilt, ROOT } from './packed';
+
+/**
+ * A program can load the package twice: its CommonJS build from one dependency, its ESM build from
+ * another. Objects made by one copy must work with the other, and every subpath must share its format's
+ * copy of the core. Runs the built package in a child process (Jest cannot import ESM here).
+ */
+const PROGRAM = `
+import { createRequire } from 'node:module';
+import { lastValueFrom, toArray } from 'rxjs';
+const require = createRequire(import.meta.url);
+const cjs = require('./dist/index.js');
+const cjsKafka = require('./dist/kafka/index.js');
+const cjsRedis = require('./dist/redis/index.js');
+const esm = await import('./dist/index.mjs');
+const esmKafka = await import('./dist/kafka/index.mjs');
+const handlers = ${JSON.stringify(join(ROOT, 'spec', 'fixtures', 'lane-handlers.js'))};
+
+const result = {
+  kafkaReceiverIsReceiverInCjs: cjsKafka.KafkaReceiver.prototype instanceof cjs.Receiver,
+  kafkaReceiverIsReceiverInEsm: esmKafka.KafkaReceiver.prototype instanceof esm.Receiver,
+  subpathSharesCoreInCjs: cjsRedis.Receiver === cjs.Receiver,
+  esmReceiverIsCjsReceiver: esm.fromIterable([1]) instanceof cjs.Receiver,
+  cjsReceiverIsEsmReceiver: cjs.fromIterable([1]) instanceof esm.Receiver,
+  plainObservableIsNoReceiver: new (require('rxjs').Observable)(() => {}) instanceof esm.Receiver,
+};
+
+// A CommonJS policy gives up inside an ESM dispatcher: the message settles as failed, the stream goes on.
+result.crossPolicyValues = await lastValueFrom(
+  esm.fromIterable([1, 2, 3]).pipe(
+    esm.keyedDispatch({
+      key: (n) => n,
+      handle: (n) => { if (n === 2) throw new Error('bad message'); return [n]; },
+      onFailure: cjs.retryPolicy({ maxAttempts: 1 }),
+    }),
+    toArray(),
+  ),
+);
+
+// A CommonJS thread executor runs an ESM dispatcher's thread handler.
+const executor = new cjs.ThreadExecutor({ workers: 1 });
+try {
+  const ran = await lastValueFrom(
+    esm.fromIterable([{ key: 'a', n: 1 }, { key: 'b', n: 2 }]).pipe(
+      esm.keyedDispatch({ key: (m) => m.key, handle: esm.threadHandler(handlers, 'echo'), executor }),
+      toArray(),
+    ),
+  );
+  result.crossThreadValues = ran.map((r) => r.n).sort();
+} finally {
+  await executor.close();
+}
+console.log(JSON.stringify(result));
+`;
+
+describe('two copies of the package (CommonJS and ESM) in one program', () => {
+  let result: Record<string, unknown>;
+  beforeAll(() => {
+    ensureBuilt();
+    const output = execFileSync(process.execPath, ['--input-type=module', '-e', PROGRAM], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    result = JSON.parse(output.trim().split('\n').pop() as string);
+  }, 240_000);
+
+  it('shares one copy of the core between the subpaths of a format', () => {
+    expect(result.subpathSharesCoreInCjs).toBe(true);
+    expect(result.kafkaReceiverIsReceiverInCjs).toBe(true);
+    expect(result.kafkaReceiverIsReceiverInEsm).toBe(true);
+  });
+
+  it("tells the other copy's receivers as receivers, and a plain Observable as none", () => {
+    expect(result.esmReceiverIsCjsReceiver).toBe(true);
+    expect(result.cjsReceiverIsEsmReceiver).toBe(true);
+    expect(result.plainObservableIsNoReceiver).toBe(false);
+  });
+
+  it("applies the other copy's failure policy: a message it gives up on settles failed, the rest go on", () => {
+    expect(result.crossPolicyValues).toEqual([1, 3]);
+  });
+
+  it("runs a thread handler on the other copy's thread executor", () => {
+    expect(result.crossThreadValues).toEqual([1, 2]);
+  });
+});
