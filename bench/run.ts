@@ -8,6 +8,7 @@ const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
   profile: () => import('./scenarios/profile'),
   isolation: () => import('./scenarios/isolation'),
   kafka: () => import('./scenarios/kafka'),
+  'kafka-redelivery': () => import('./scenarios/kafka-redelivery'),
   threads: () => import('./scenarios/threads'),
   'threads-scaling': () => import('./scenarios/threads-scaling'),
   'hot-key': () => import('./scenarios/hot-key'),
@@ -20,6 +21,12 @@ const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
 /** Why a scenario cannot run here (a broker it needs is down), or null when it can. Checked when running all. */
 const preconditions: Record<string, () => Promise<string | null>> = {
   kafka: () =>
+    listening(
+      '127.0.0.1',
+      9092,
+      'no Kafka broker answers on 127.0.0.1:9092 (start one: scripts/brokers/kafka.sh)',
+    ),
+  'kafka-redelivery': () =>
     listening(
       '127.0.0.1',
       9092,

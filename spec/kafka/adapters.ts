@@ -23,6 +23,8 @@ export interface ClientAdapter {
 }
 
 const kafkajsConsumer = (groupId: string) => kafka('receiver-spec').consumer({ groupId, ...QUICK_GROUP });
+/** Reads commit metadata back for the kafkajs adapter, whose consumer cannot. */
+const kafkajsAdmin = () => kafka('receiver-spec').admin();
 
 /**
  * A consumer on the KIP-848 group protocol. The broker sets its session timeout and heartbeat interval
@@ -54,9 +56,16 @@ export const ADAPTERS: ClientAdapter[] = [
     name: 'kafkajs',
     member: 'kafkajs',
     holdsRevokes: false,
-    adapter: (groupId, topics) => kafkajsAdapter(kafkajsConsumer(groupId), { topics, fromBeginning: true }),
+    adapter: (groupId, topics) =>
+      kafkajsAdapter(kafkajsConsumer(groupId), { topics, fromBeginning: true, admin: kafkajsAdmin() }),
     receiver: (groupId, topics, options) =>
-      fromKafka({ consumer: kafkajsConsumer(groupId), topics, fromBeginning: true, ...options }),
+      fromKafka({
+        consumer: kafkajsConsumer(groupId),
+        admin: kafkajsAdmin(),
+        topics,
+        fromBeginning: true,
+        ...options,
+      }),
   },
   {
     name: '@platformatic/kafka',

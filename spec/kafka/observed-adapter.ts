@@ -65,6 +65,10 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
     return this.inner.commit(offsets);
   }
 
+  committed(partitions: readonly TopicPartition[]): ReturnType<KafkaConsumerAdapter['committed']> {
+    return this.inner.committed(partitions);
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

@@ -538,6 +538,12 @@ describe.each(ADAPTERS)('KafkaReceiver options on $name', (kind) => {
     expect(() => new KafkaReceiver(adapter, { commitIntervalMs: 1.5 })).toThrow(
       'KafkaReceiver: expected `commitIntervalMs` to be an integer from 1 to 2147483647, got 1.5 (number)',
     );
+    expect(() => new KafkaReceiver(adapter, { commitEveryMessages: 0 })).toThrow(
+      'KafkaReceiver: expected `commitEveryMessages` to be an integer >= 1, got 0 (number)',
+    );
+    expect(() => new KafkaReceiver(adapter, { commitMetadataMaxBytes: '4k' as never })).toThrow(
+      "KafkaReceiver: expected `commitMetadataMaxBytes` to be an integer >= 0, got '4k' (string)",
+    );
     expect(() => new KafkaReceiver(adapter, { onFailed: 'nak' as never })).toThrow(
       "KafkaReceiver: expected `onFailed` to be 'redeliver' or 'ack', got 'nak' (string)",
     );

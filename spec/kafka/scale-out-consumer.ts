@@ -71,6 +71,7 @@ function counting(adapter: KafkaConsumerAdapter): KafkaConsumerAdapter {
     pause: (partitions) => adapter.pause(partitions),
     resume: (partitions) => adapter.resume(partitions),
     commit: (offsets) => adapter.commit(offsets),
+    committed: (partitions) => adapter.committed(partitions),
     close: () => adapter.close(),
   };
 }

@@ -47,8 +47,9 @@ export interface KafkaConsumerListener {
 
 /**
  * The receiver's view of a Kafka client: a consumer-group member that fetches, pauses per partition,
- * commits explicit offsets and reports rebalances. `kafkajsAdapter` implements it for kafkajs,
- * `platformaticAdapter` for @platformatic/kafka; another client plugs in by implementing these methods.
+ * commits explicit offsets (with metadata), reads them back and reports rebalances. `kafkajsAdapter`
+ * implements it for kafkajs, `platformaticAdapter` for @platformatic/kafka; another client plugs in by
+ * implementing these methods.
  */
 export interface KafkaConsumerAdapter {
   /** Connects, joins the group and starts fetching, reporting to `listener`. Resolves once running. */
@@ -57,8 +58,10 @@ export interface KafkaConsumerAdapter {
   pause(partitions: readonly TopicPartition[]): void;
   /** Fetches these partitions again. */
   resume(partitions: readonly TopicPartition[]): void;
-  /** Commits these positions for the group. */
+  /** Commits these positions (with their metadata) for the group. */
   commit(offsets: readonly TopicPartitionOffset[]): Promise<void>;
+  /** The group's committed offsets and metadata for these partitions. */
+  committed(partitions: readonly TopicPartition[]): Promise<CommittedOffset[]>;
   /** Leaves the group and disconnects. */
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
-import { type KafkaJsConsumer, kafkajsAdapter } from './kafkajs-adapter';
+import { type KafkaJsAdmin, type KafkaJsConsumer, kafkajsAdapter } from './kafkajs-adapter';
 
 export interface FromKafkaOptions extends KafkaReceiverOptions {
   /** A kafkajs consumer, created and not yet connected; the receiver connects, runs and disconnects it. */
@@ -8,19 +8,29 @@ export interface FromKafkaOptions extends KafkaReceiverOptions {
   topics: Array<string | RegExp>;
   /** Where a group without committed offsets starts: `true` earliest, `false` latest. Default false. */
   fromBeginning?: boolean;
+  /**
+   * A kafkajs admin client (`kafka.admin()`, not yet connected): lets the receiver read its commit
+   * metadata back, so work that finished above the committed offset is not handled again after a
+   * restart or rebalance. Recommended; without it that work is handled again.
+   */
+  admin?: KafkaJsAdmin;
 }
 
 /**
  * A receiver over a kafkajs consumer group member: put `keyedDispatch` right after it.
  *
  * ```ts
- * const orders = fromKafka({ consumer: kafka.consumer({ groupId: 'billing' }), topics: ['orders'] });
+ * const orders = fromKafka({
+ *   consumer: kafka.consumer({ groupId: 'billing' }),
+ *   admin: kafka.admin(),
+ *   topics: ['orders'],
+ * });
  * orders.pipe(keyedDispatch({ key: kafkaKey, handle: bill })).subscribe();
  * // on shutdown:
  * await orders.close();
  * ```
  */
 export function fromKafka(options: FromKafkaOptions): KafkaReceiver {
-  const { consumer, topics, fromBeginning, ...tuning } = options;
-  return new KafkaReceiver(kafkajsAdapter(consumer, { topics, fromBeginning }), tuning);
+  const { consumer, topics, fromBeginning, admin, ...tuning } = options;
+  return new KafkaReceiver(kafkajsAdapter(consumer, { topics, fromBeginning, admin }), tuning);
 }

@@ -14,6 +14,7 @@ export { type FromPlatformaticKafkaOptions, fromPlatformaticKafka } from './from
 export { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
 export {
   type KafkaJsAdapterOptions,
+  type KafkaJsAdmin,
   type KafkaJsBatchPayload,
   type KafkaJsConsumer,
   kafkajsAdapter,

@@ -11,18 +11,37 @@ import { type FailedAction, failedActionOption } from '../receivers/failed-actio
 import { NOTHING, PullSession } from '../receivers/pull-session';
 import { durationOption, functionOption, integerOption, optionsObject } from '../validate';
 import type {
+  CommittedOffset,
   KafkaConsumerAdapter,
   KafkaConsumerListener,
   TopicPartition,
   TopicPartitionOffset,
 } from './adapter';
+import { DEFAULT_METADATA_MAX_BYTES } from './finished-offsets';
 import { type KafkaMessage, type KafkaRecord, TrackedKafkaMessage } from './message';
 import { PartitionTracker } from './partition-tracker';
 
 /** Tuning of a `KafkaReceiver`. Invalid values throw a `TypeError` naming the option. */
 export interface KafkaReceiverOptions {
-  /** How often finished positions are committed, in ms. Integer ≥ 1. Default 1000. */
+  /**
+   * Finished positions are committed at most this long after a message finishes, in ms. Integer ≥ 1.
+   * Default 1000. Whatever finished since the last commit is handled again after a crash.
+   */
   commitIntervalMs?: number;
+  /**
+   * Finished positions are also committed once this many messages have finished since the last
+   * commit, whichever of the two comes first. Integer ≥ 1. Default 200. One commit is in flight at a
+   * time; a smaller number means fewer messages handled again after a crash, and more commit requests.
+   */
+  commitEveryMessages?: number;
+  /**
+   * Most bytes of commit metadata per partition, where the receiver records which offsets above the
+   * committed one already finished, so that a new owner (after a restart or a rebalance) skips them.
+   * Integer ≥ 0; 0 commits plain offsets. Default 4096, the broker's default
+   * `offset.metadata.max.bytes` (lower it to the broker's setting when that is lower: a commit with
+   * longer metadata fails). When the finished offsets do not fit, the lowest ones that fit are recorded.
+   */
+  commitMetadataMaxBytes?: number;
   /**
    * How long a revoke waits for the partition's running messages before committing and letting the
    * partition go, in ms. Integer ≥ 0. Default 5000. Messages still running then are handled again by
@@ -50,6 +69,8 @@ export interface KafkaReceiverOptions {
 
 interface ResolvedOptions {
   commitIntervalMs: number;
+  commitEveryMessages: number;
+  commitMetadataMaxBytes: number;
   revokeTimeoutMs: number;
   closeTimeoutMs: number;
   prefetch: number;
@@ -61,6 +82,20 @@ function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
   optionsObject('KafkaReceiver', options);
   return {
     commitIntervalMs: durationOption('KafkaReceiver', 'commitIntervalMs', options.commitIntervalMs, 1000, 1),
+    commitEveryMessages: integerOption(
+      'KafkaReceiver',
+      'commitEveryMessages',
+      options.commitEveryMessages,
+      200,
+      1,
+    ),
+    commitMetadataMaxBytes: integerOption(
+      'KafkaReceiver',
+      'commitMetadataMaxBytes',
+      options.commitMetadataMaxBytes,
+      DEFAULT_METADATA_MAX_BYTES,
+      0,
+    ),
     revokeTimeoutMs: durationOption('KafkaReceiver', 'revokeTimeoutMs', options.revokeTimeoutMs, 5000, 0),
     closeTimeoutMs: durationOption('KafkaReceiver', 'closeTimeoutMs', options.closeTimeoutMs, 30000, 0),
     prefetch: integerOption('KafkaReceiver', 'prefetch', options.prefetch, 1000, 1),
@@ -75,9 +110,10 @@ function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
 /**
  * A pullable receiver over a Kafka consumer-group member (see `KafkaConsumerAdapter`; `fromKafka` for
  * kafkajs). Delivers at most what `keyedDispatch` requested, pausing partitions whose buffer is full;
- * commits per partition only up to the highest contiguous finished offset — periodically, on revoke
- * and on close. At-least-once: whatever was not committed is delivered again after a rebalance or a
- * restart. One subscription per receiver (a consumer joins its group once).
+ * commits per partition only up to the highest contiguous finished offset — after a number of
+ * finished messages or an interval, on revoke and on close — with metadata naming the offsets above it
+ * that finished too, which a new owner skips. At-least-once: whatever was not committed is delivered
+ * again after a rebalance or a restart. One subscription per receiver (a consumer joins its group once).
  */
 export class KafkaReceiver extends Receiver<KafkaMessage> {
   private readonly options: ResolvedOptions;
@@ -134,10 +170,14 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private readonly draining = new Set<PartitionTracker>();
   /** Trackers with buffered messages, served round-robin so no partition starves the others. */
   private readonly ready = new RingQueue<PartitionTracker>();
-  /** Highest position this member committed per `topic:partition`: commits never go backwards. */
-  private readonly committed = new Map<string, bigint>();
-  /** Commits run one after another, so a later position never lands before an earlier one. */
-  private commits: Promise<void> = Promise.resolve();
+  /** Highest position (and its metadata) this member committed per `topic:partition`: commits never go backwards. */
+  private readonly committed = new Map<string, { at: bigint; metadata: string | undefined }>();
+  /** The commit in flight: one at a time, so a later position never lands before an earlier one. */
+  private committing: Promise<void> | null = null;
+  /** The commit that runs after the one in flight; every request meanwhile joins it. */
+  private nextCommit: Promise<void> | null = null;
+  /** Messages finished since the last commit began. */
+  private finishedSinceCommit = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -210,7 +250,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   protected override acknowledge(message: KafkaMessage, outcome: Settlement): void {
     const m = message as TrackedKafkaMessage;
     // A message not finished holds the partition's commit below it until it is redelivered.
-    if (outcome === 'done' || this.options.onFailed === 'ack') m.tracker.finish(m.seq);
+    if (outcome === 'done' || this.options.onFailed === 'ack') {
+      m.tracker.finish(m.seq);
+      this.countFinished();
+    }
     m.tracker.release();
   }
 
@@ -252,12 +295,23 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       tracker = new PartitionTracker(topic, partition);
       this.live.set(id, tracker);
     }
+    if (tracker.loading) tracker.pending.push(records);
+    else this.admit(tracker, records);
+  }
+
+  /** Buffers fetched records for delivery, settling at once those a previous owner finished. */
+  private admit(tracker: PartitionTracker, records: readonly KafkaRecord[]): void {
+    const { topic, partition } = tracker;
     for (const record of records) {
-      tracker.buffer.push(
-        new TrackedKafkaMessage(topic, partition, record, tracker, tracker.receive(record.offset)),
-      );
+      const seq = tracker.receive(record.offset);
+      if (tracker.skips(record.offset)) {
+        tracker.finish(seq);
+        this.countFinished();
+      } else {
+        tracker.buffer.push(new TrackedKafkaMessage(topic, partition, record, tracker, seq));
+      }
     }
-    if (!tracker.queued && tracker.parked === 0) {
+    if (tracker.buffer.size > 0 && !tracker.queued && tracker.parked === 0) {
       tracker.queued = true;
       this.ready.push(tracker);
     }
@@ -285,8 +339,38 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     // Eager rebalancing: whatever was tracked before is gone; fetching restarts at committed offsets.
     if (mode === 'all') void this.revokeAll();
     if (this.stopped || partitions.length === 0) return;
+    const trackers = partitions.map(({ topic, partition }) => {
+      const tracker = new PartitionTracker(topic, partition);
+      this.live.set(`${topic}:${partition}`, tracker);
+      return tracker;
+    });
     // Pauses are not carried across a rebalance: every new tracker starts unpaused.
     this.adapter.resume(partitions);
+    if (this.options.commitMetadataMaxBytes > 0) void this.skipFinished(trackers);
+  }
+
+  /**
+   * Reads the partitions' commit metadata back before delivering any of their messages, so those that
+   * finished under the previous owner are skipped. Should the read fail, they are all delivered.
+   */
+  private async skipFinished(trackers: PartitionTracker[]): Promise<void> {
+    for (const tracker of trackers) tracker.loading = true;
+    let found: CommittedOffset[] = [];
+    try {
+      found = await this.adapter.committed(trackers);
+    } catch {
+      // At-least-once still holds: everything above the committed offset is handled again.
+    }
+    const byId = new Map(found.map((c) => [`${c.topic}:${c.partition}`, c]));
+    for (const tracker of trackers) {
+      tracker.loading = false;
+      const pending = tracker.pending;
+      tracker.pending = [];
+      if (tracker.revoked || this.stopped) continue;
+      const committed = byId.get(`${tracker.topic}:${tracker.partition}`);
+      if (committed !== undefined) tracker.inherit(committed.offset, committed.metadata);
+      for (const records of pending) this.admit(tracker, records);
+    }
   }
 
   failed(error: unknown): void {
@@ -325,46 +409,72 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       }),
     ]);
     clearTimeout(timer);
-    await this.commit(trackers);
+    // The draining trackers are part of every commit until this one has landed.
+    await this.commitAll();
     for (const tracker of trackers) this.draining.delete(tracker);
   }
 
-  /** Commits the positions of every live and draining partition. */
-  commitAll(): Promise<void> {
-    return this.commit([...this.live.values(), ...this.draining]);
+  /** A message finished (or was skipped as finished): enough of them since the last commit commit now. */
+  private countFinished(): void {
+    if (++this.finishedSinceCommit >= this.options.commitEveryMessages) void this.commitAll();
   }
 
-  /** Commits the trackers' positions that are ahead of what this member committed; failures are retried next time. */
-  private commit(trackers: Iterable<PartitionTracker>): Promise<void> {
-    const next = this.commits.then(async () => {
-      const offsets: TopicPartitionOffset[] = [];
-      const positions: bigint[] = [];
-      for (const tracker of trackers) {
-        const position = tracker.position();
-        if (position === null) continue;
-        const id = `${tracker.topic}:${tracker.partition}`;
-        const at = BigInt(position);
-        const done = this.committed.get(id);
-        if (done !== undefined && done >= at) continue;
-        offsets.push({ topic: tracker.topic, partition: tracker.partition, offset: position });
-        positions.push(at);
-      }
-      if (offsets.length === 0) return;
-      try {
-        await this.adapter.commit(offsets);
-      } catch {
-        // Not committed (e.g. the group is rebalancing): the position stays and is committed next time,
-        // or its messages are delivered again — at-least-once either way.
-        return;
-      }
-      offsets.forEach((o, i) => {
-        const id = `${o.topic}:${o.partition}`;
-        const done = this.committed.get(id);
-        if (done === undefined || done < positions[i]) this.committed.set(id, positions[i]);
+  /**
+   * Commits the positions of every live and draining partition. One commit is in flight at a time;
+   * requests meanwhile are served by a single commit after it.
+   */
+  commitAll(): Promise<void> {
+    if (this.committing === null) {
+      this.committing = this.commitNow().finally(() => {
+        this.committing = null;
       });
+      return this.committing;
+    }
+    this.nextCommit ??= this.committing.then(() => {
+      this.nextCommit = null;
+      return this.commitAll();
     });
-    this.commits = next;
-    return next;
+    return this.nextCommit;
+  }
+
+  /** Commits the positions that moved since this member last committed; failures are retried next time. */
+  private async commitNow(): Promise<void> {
+    this.finishedSinceCommit = 0;
+    // A partition revoked and assigned again has two trackers for a moment: the one further on counts.
+    const points = new Map<string, { point: TopicPartitionOffset; at: bigint }>();
+    for (const tracker of [...this.draining, ...this.live.values()]) {
+      const point = tracker.commitPoint(this.options.commitMetadataMaxBytes);
+      if (point === null) continue;
+      const id = `${point.topic}:${point.partition}`;
+      const at = BigInt(point.offset);
+      const other = points.get(id);
+      if (other === undefined || other.at < at) points.set(id, { point, at });
+    }
+    const offsets: TopicPartitionOffset[] = [];
+    const positions: bigint[] = [];
+    for (const [id, { point, at }] of points) {
+      const done = this.committed.get(id);
+      if (done !== undefined && (done.at > at || (done.at === at && done.metadata === point.metadata))) {
+        continue;
+      }
+      offsets.push(point);
+      positions.push(at);
+    }
+    if (offsets.length === 0) return;
+    try {
+      await this.adapter.commit(offsets);
+    } catch {
+      // Not committed (e.g. the group is rebalancing): the position stays and is committed next time,
+      // or its messages are delivered again — at-least-once either way.
+      return;
+    }
+    offsets.forEach((o, i) => {
+      const id = `${o.topic}:${o.partition}`;
+      const done = this.committed.get(id);
+      if (done === undefined || done.at <= positions[i]) {
+        this.committed.set(id, { at: positions[i], metadata: o.metadata });
+      }
+    });
   }
 }
 

@@ -1,4 +1,5 @@
 import type {
+  CommittedOffset,
   KafkaConsumerAdapter,
   KafkaConsumerListener,
   TopicPartition,
@@ -20,8 +21,10 @@ export interface KafkaJsConsumer {
     eachBatchAutoResolve: boolean;
     eachBatch: (payload: KafkaJsBatchPayload) => Promise<void>;
   }): Promise<void>;
-  /** kafkajs' `commitOffsets`. */
-  commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string }>): Promise<void>;
+  /** kafkajs' `commitOffsets`, with each partition's commit metadata. */
+  commitOffsets(
+    offsets: Array<{ topic: string; partition: number; offset: string; metadata?: string | null }>,
+  ): Promise<void>;
   /** kafkajs' `pause`: stops fetching these partitions. */
   pause(topics: Array<{ topic: string; partitions?: number[] }>): void;
   /** kafkajs' `resume`: fetches these partitions again. */
@@ -37,6 +40,21 @@ export interface KafkaJsConsumer {
     /** The consumer crashed; kafkajs says whether it restarts. */
     CRASH: string;
   };
+}
+
+/** The part of a kafkajs `Admin` the adapter uses, to read committed offsets and their metadata back. */
+export interface KafkaJsAdmin {
+  /** kafkajs' `connect`. */
+  connect(): Promise<void>;
+  /** kafkajs' `disconnect`. */
+  disconnect(): Promise<void>;
+  /** kafkajs' `fetchOffsets`: the group's committed offsets, with their metadata. */
+  fetchOffsets(options: { groupId: string; topics: string[] }): Promise<
+    Array<{
+      topic: string;
+      partitions: Array<{ partition: number; offset: string; metadata: string | null }>;
+    }>
+  >;
 }
 
 /** The part of kafkajs' `eachBatch` payload the adapter uses. */
@@ -64,6 +82,13 @@ export interface KafkaJsAdapterOptions {
   topics: Array<string | RegExp>;
   /** Where a group without committed offsets starts: `true` earliest, `false` latest. Default false. */
   fromBeginning?: boolean;
+  /**
+   * A kafkajs admin client (`kafka.admin()`, not yet connected) of the same cluster. With it, a newly
+   * assigned partition's commit metadata is read back, so messages that finished above the committed
+   * offset before a restart or rebalance are skipped instead of handled again (kafkajs consumers cannot
+   * read it themselves). Without it, everything above the committed offset is handled again.
+   */
+  admin?: KafkaJsAdmin;
 }
 
 /**
@@ -92,12 +117,16 @@ export function kafkajsAdapter(
   };
   /** `run` has been called: the consumer group exists, so pause/resume are allowed. */
   let started = false;
+  /** The group, learnt when it is joined (a kafkajs consumer does not expose it otherwise). */
+  let groupId: string | null = null;
+  const admin = options.admin;
   return {
     async start(listener: KafkaConsumerListener) {
       consumer.on(consumer.events.REBALANCING, () => listener.revoking());
       consumer.on(
         consumer.events.GROUP_JOIN,
-        (event: { payload: { memberAssignment: Record<string, number[]> } }) => {
+        (event: { payload: { groupId: string; memberAssignment: Record<string, number[]> } }) => {
+          groupId = event.payload.groupId;
           const assigned: TopicPartition[] = [];
           for (const [topic, partitions] of Object.entries(event.payload.memberAssignment)) {
             for (const partition of partitions) assigned.push({ topic, partition });
@@ -108,6 +137,7 @@ export function kafkajsAdapter(
       consumer.on(consumer.events.CRASH, (event: { payload: { error: unknown; restart: boolean } }) => {
         if (!event.payload.restart) listener.failed(event.payload.error);
       });
+      await admin?.connect();
       await consumer.connect();
       await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
       started = true;
@@ -132,11 +162,37 @@ export function kafkajsAdapter(
     },
     commit(offsets: readonly TopicPartitionOffset[]) {
       return consumer.commitOffsets(
-        offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset })),
+        offsets.map(({ topic, partition, offset, metadata }) => ({
+          topic,
+          partition,
+          offset,
+          metadata: metadata ?? null,
+        })),
       );
     },
-    close() {
-      return consumer.disconnect();
+    async committed(partitions) {
+      const unknown = (): CommittedOffset[] =>
+        partitions.map(({ topic, partition }) => ({ topic, partition, offset: null, metadata: null }));
+      if (admin === undefined || groupId === null || partitions.length === 0) return unknown();
+      const topics = [...new Set(partitions.map((p) => p.topic))];
+      const fetched = await admin.fetchOffsets({ groupId, topics });
+      const byId = new Map<string, { offset: string; metadata: string | null }>();
+      for (const { topic, partitions: list } of fetched) {
+        for (const p of list) byId.set(`${topic}:${p.partition}`, p);
+      }
+      return partitions.map(({ topic, partition }) => {
+        const found = byId.get(`${topic}:${partition}`);
+        // kafkajs reports "no committed offset" as -1.
+        const offset = found === undefined || found.offset === '-1' ? null : found.offset;
+        return { topic, partition, offset, metadata: offset === null ? null : (found?.metadata ?? null) };
+      });
+    },
+    async close() {
+      try {
+        await consumer.disconnect();
+      } finally {
+        await admin?.disconnect();
+      }
     },
   };
 }
