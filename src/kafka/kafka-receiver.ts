@@ -145,8 +145,8 @@ export class KafkaReceiver extends Receiver<KafkaMessage> {
   }
 
   /** Commits the finished positions now. Resolves when the commit is done (no-op when not subscribed). */
-  commit(): Promise<void> {
-    return this.session?.commitAll() ?? Promise.resolve();
+  async commit(): Promise<void> {
+    await this.session?.commitAll();
   }
 
   /**
@@ -162,6 +162,10 @@ export class KafkaReceiver extends Receiver<KafkaMessage> {
   }
 }
 
+/** Tries of the last commit on close, and the pause between them. */
+const FINAL_COMMIT_ATTEMPTS = 5;
+const FINAL_COMMIT_BACKOFF_MS = 500;
+
 /** One subscription: partition trackers feeding the demand, and commits. */
 class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerListener {
   /** Trackers of the current assignment by `topic:partition`. */
@@ -173,9 +177,9 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   /** Highest position (and its metadata) this member committed per `topic:partition`: commits never go backwards. */
   private readonly committed = new Map<string, { at: bigint; metadata: string | undefined }>();
   /** The commit in flight: one at a time, so a later position never lands before an earlier one. */
-  private committing: Promise<void> | null = null;
+  private committing: Promise<boolean> | null = null;
   /** The commit that runs after the one in flight; every request meanwhile joins it. */
-  private nextCommit: Promise<void> | null = null;
+  private nextCommit: Promise<boolean> | null = null;
   /** Messages finished since the last commit began. */
   private finishedSinceCommit = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -281,7 +285,11 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
 
   /** Commits what finished (after a graceful close, everything that settled) and leaves the group. */
   protected override async close(): Promise<void> {
-    await this.commitAll();
+    // The last commit fails while the group rebalances (say, another member leaves at the same moment);
+    // it is tried again for a little while, so finished work is not handled twice by the next owner.
+    for (let attempt = 1; !(await this.commitAll()) && attempt < FINAL_COMMIT_ATTEMPTS; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, FINAL_COMMIT_BACKOFF_MS));
+    }
     await this.adapter.close();
   }
 
@@ -423,7 +431,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
    * Commits the positions of every live and draining partition. One commit is in flight at a time;
    * requests meanwhile are served by a single commit after it.
    */
-  commitAll(): Promise<void> {
+  commitAll(): Promise<boolean> {
     if (this.committing === null) {
       this.committing = this.commitNow().finally(() => {
         this.committing = null;
@@ -437,8 +445,11 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     return this.nextCommit;
   }
 
-  /** Commits the positions that moved since this member last committed; failures are retried next time. */
-  private async commitNow(): Promise<void> {
+  /**
+   * Commits the positions that moved since this member last committed; false when the commit failed
+   * (they are committed next time).
+   */
+  private async commitNow(): Promise<boolean> {
     this.finishedSinceCommit = 0;
     // A partition revoked and assigned again has two trackers for a moment: the one further on counts.
     const points = new Map<string, { point: TopicPartitionOffset; at: bigint }>();
@@ -460,13 +471,13 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       offsets.push(point);
       positions.push(at);
     }
-    if (offsets.length === 0) return;
+    if (offsets.length === 0) return true;
     try {
       await this.adapter.commit(offsets);
     } catch {
       // Not committed (e.g. the group is rebalancing): the position stays and is committed next time,
       // or its messages are delivered again — at-least-once either way.
-      return;
+      return false;
     }
     offsets.forEach((o, i) => {
       const id = `${o.topic}:${o.partition}`;
@@ -475,6 +486,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
         this.committed.set(id, { at: positions[i], metadata: o.metadata });
       }
     });
+    return true;
   }
 }
 
