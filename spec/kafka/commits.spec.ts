@@ -1,48 +1,15 @@
-import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import { keyedDispatch } from 'keyed-dispatch';
-import { type KafkaMessage, type KafkaReceiverOptions, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
+import { type KafkaMessage, type KafkaReceiverOptions, kafkaKey } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { deferred } from '../support/scripted-receiver';
 import { ADAPTERS, type ClientAdapter } from './adapters';
-import { BROKER_START_MS, createTopic, ensureBroker, kafka, offsets, unique } from './broker';
+import { offsets, unique } from './broker';
+import { decode, type Event, useEventTopics } from './events';
 
 jest.setTimeout(90_000);
 
-interface Event {
-  key: string;
-  seq: number;
-}
-
-const decode = (m: KafkaMessage): Event => JSON.parse(m.value!.toString());
-
-let client: Kafka;
-let producer: Producer;
-
-beforeAll(async () => {
-  await ensureBroker();
-  client = kafka('commits-spec');
-  producer = client.producer({
-    createPartitioner: Partitioners.DefaultPartitioner,
-    idempotent: true,
-    maxInFlightRequests: 1,
-  });
-  await producer.connect();
-}, BROKER_START_MS);
-
-afterAll(async () => {
-  await producer?.disconnect();
-});
-
-/** A one-partition topic of `count` events over `keys` keys (k0, k1, … in turn), per-key numbered. */
-async function topicWith(count: number, keys: number): Promise<string> {
-  const topic = unique('commits');
-  await createTopic(client, topic, 1);
-  const send = keyedProducer<Event>(producer, { topic, key: (e) => e.key });
-  const events: Event[] = [];
-  for (let n = 0; n < count; n++) events.push({ key: `k${n % keys}`, seq: Math.floor(n / keys) });
-  await send.send(events);
-  return topic;
-}
+const eventTopics = useEventTopics('commits');
+const topicWith = eventTopics.topicWith;
 
 async function waitFor(condition: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -97,22 +64,22 @@ function byKey(events: Event[]): Map<string, number[]> {
 describe.each(ADAPTERS)('Kafka commits on $name with a real broker', (kind) => {
   it('after a restart, messages that finished above the committed offset are not handled again; per-key order is kept', async () => {
     // k0's first message never finishes, so the committed offset stays at 0 while the others finish.
-    const topic = await topicWith(200, 20);
+    const topic = await topicWith(1, 200, 20);
     const groupId = unique('group');
     const first = await runMember(kind, groupId, topic, {}, (h) => h.length === 190, 'k0');
     expect(first.some((e) => e.key === 'k0')).toBe(false);
-    expect((await offsets(client, groupId, topic)).committed.get(0)).toBe('0');
+    expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('0');
 
     const second = await runMember(kind, groupId, topic, {}, (h) => h.length >= 10);
     // Give anything that would be redelivered by mistake the time to arrive.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(second).toEqual(Array.from({ length: 10 }, (_, seq) => ({ key: 'k0', seq })));
-    const { committed, end } = await offsets(client, groupId, topic);
+    const { committed, end } = await offsets(eventTopics.client, groupId, topic);
     expect(committed).toEqual(end);
   });
 
   it('without commit metadata, everything above the committed offset is handled again, each key in order', async () => {
-    const topic = await topicWith(200, 20);
+    const topic = await topicWith(1, 200, 20);
     const groupId = unique('group');
     const plain = { commitMetadataMaxBytes: 0 };
     await runMember(kind, groupId, topic, plain, (h) => h.length === 190, 'k0');
@@ -122,13 +89,13 @@ describe.each(ADAPTERS)('Kafka commits on $name with a real broker', (kind) => {
   });
 
   it('commits once commitEveryMessages have finished, without waiting for the interval', async () => {
-    const topic = await topicWith(100, 10);
+    const topic = await topicWith(1, 100, 10);
     const groupId = unique('group');
     const receiver = kind.receiver(groupId, [topic], { commitIntervalMs: 600_000, commitEveryMessages: 10 });
     const subscription = receiver
       .pipe(keyedDispatch<KafkaMessage, string, void>({ key: kafkaKey, handle: async () => {} }))
       .subscribe();
-    await waitFor(async () => (await offsets(client, groupId, topic)).committed.get(0) === '100');
+    await waitFor(async () => (await offsets(eventTopics.client, groupId, topic)).committed.get(0) === '100');
     subscription.unsubscribe();
     await receiver.close();
   });

@@ -1,62 +1,22 @@
-import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import { DispatchStats, keyedDispatch, retryPolicy } from 'keyed-dispatch';
 import {
   type KafkaMessage,
   KafkaReceiver,
   kafkajsAdapter,
   kafkaKey,
-  keyedProducer,
   platformaticAdapter,
 } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { type Deferred, deferred } from '../support/scripted-receiver';
 import { ADAPTERS, type ClientAdapter, platformaticConsumer } from './adapters';
-import { BROKER_START_MS, createTopic, ensureBroker, kafka, offsets, unique } from './broker';
+import { createTopic, kafka, offsets, unique } from './broker';
+import { decode, type Event, useEventTopics } from './events';
 import { ObservedAdapter } from './observed-adapter';
 
 jest.setTimeout(60_000);
 
-interface Event {
-  key: string;
-  seq: number;
-}
-
-const decode = (m: KafkaMessage): Event => JSON.parse(m.value!.toString());
-
-let client: Kafka;
-let producer: Producer;
-
-beforeAll(async () => {
-  await ensureBroker();
-  client = kafka('receiver-spec');
-  producer = client.producer({
-    createPartitioner: Partitioners.DefaultPartitioner,
-    idempotent: true,
-    maxInFlightRequests: 1,
-  });
-  await producer.connect();
-}, BROKER_START_MS);
-
-afterAll(async () => {
-  await producer?.disconnect();
-});
-
-/** A topic holding `count` events over `keys` keys, with per-key sequence numbers. */
-async function topicWith(partitions: number, count: number, keys: number): Promise<string> {
-  const topic = unique('orders');
-  await createTopic(client, topic, partitions);
-  const send = keyedProducer<Event>(producer, { topic, key: (e) => e.key });
-  const next = new Map<string, number>();
-  const events: Event[] = [];
-  for (let n = 0; n < count; n++) {
-    const key = `k${n % keys}`;
-    const seq = next.get(key) ?? 0;
-    next.set(key, seq + 1);
-    events.push({ key, seq });
-  }
-  for (let i = 0; i < events.length; i += 500) await send.send(events.slice(i, i + 500));
-  return topic;
-}
+const eventTopics = useEventTopics('orders');
+const topicWith = eventTopics.topicWith;
 
 function receiverOf(
   kind: ClientAdapter,
@@ -114,7 +74,7 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
     await output;
     expect(seen.size).toBe(50);
     for (const list of seen.values()) expect(list).toEqual(list.map((_, i) => i));
-    const { committed, end } = await offsets(client, groupId, topic);
+    const { committed, end } = await offsets(eventTopics.client, groupId, topic);
     expect(committed).toEqual(end);
   });
 
@@ -155,7 +115,7 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
 
   it('holds only the partition of a hot key whose messages park, while the other partitions keep flowing', async () => {
     const topic = unique('hot');
-    await createTopic(client, topic, 2);
+    await createTopic(eventTopics.client, topic, 2);
     // The hot key's messages on partition 0; cold keys on partition 1.
     const messages = [];
     for (let n = 0; n < 100; n++) {
@@ -166,7 +126,7 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
         partition: 1,
       });
     }
-    await producer.send({ topic, messages });
+    await eventTopics.producer.send({ topic, messages });
     const { adapter, receiver } = receiverOf(kind, unique('group'), topic);
     const gate = deferred();
     const stats = new DispatchStats();
@@ -229,11 +189,11 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
     );
     await others.done.promise;
     await receiver.commit();
-    expect((await offsets(client, groupId, topic)).committed.get(0)).toBe('1');
+    expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('1');
     slow.resolve();
     await receiver.close();
     await output;
-    expect((await offsets(client, groupId, topic)).committed.get(0)).toBe('10');
+    expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('10');
   });
 
   // Eager rebalancing revokes every partition; the incremental protocol is spec'd below.
@@ -298,15 +258,15 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
       // Work redone after the rebalance (a revoke's last commit can miss the generation that ended)
       // is committed by its new owner on its cadence: the group's commits reach the end while both run.
       const deadline = Date.now() + 20_000;
-      let positions = await offsets(client, groupId, topic);
+      let positions = await offsets(eventTopics.client, groupId, topic);
       while (!sameOffsets(positions.committed, positions.end) && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 200));
-        positions = await offsets(client, groupId, topic);
+        positions = await offsets(eventTopics.client, groupId, topic);
       }
       await Promise.all([a.receiver.close(), b.receiver.close()]);
       await Promise.all([outA, outB]);
       for (const seqs of handled.values()) expect(seqs.size).toBe(100);
-      const { committed, end } = await offsets(client, groupId, topic);
+      const { committed, end } = await offsets(eventTopics.client, groupId, topic);
       expect(committed).toEqual(end);
     },
   );
@@ -344,7 +304,7 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
       await receiver.close();
       await output;
       expect(outcomes.sort()).toEqual(['0:done', '1:failed', '2:done']);
-      expect((await offsets(client, groupId, topic)).committed.get(0)).toBe(committedAfter);
+      expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe(committedAfter);
     },
   );
 
@@ -384,7 +344,7 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
     expect(seen.size).toBe(20);
     for (const list of seen.values()) expect(list).toEqual(list.map((_, i) => i));
     for (const topic of topics) {
-      const { committed, end } = await offsets(client, groupId, topic);
+      const { committed, end } = await offsets(eventTopics.client, groupId, topic);
       expect(committed).toEqual(end);
     }
   });
@@ -393,7 +353,7 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
 /** Produces `count` messages to each partition, one key per partition (`p0`, `p1`, ...), so each is in order behind its first. */
 async function perPartitionTopic(partitions: number, count: number): Promise<string> {
   const topic = unique('moves');
-  await createTopic(client, topic, partitions);
+  await createTopic(eventTopics.client, topic, partitions);
   const messages = [];
   for (let partition = 0; partition < partitions; partition++) {
     for (let seq = 0; seq < count; seq++) {
@@ -401,7 +361,7 @@ async function perPartitionTopic(partitions: number, count: number): Promise<str
       messages.push({ key, value: JSON.stringify({ key, seq }), partition });
     }
   }
-  await producer.send({ topic, messages });
+  await eventTopics.producer.send({ topic, messages });
   return topic;
 }
 
@@ -473,7 +433,7 @@ describe.each(ADAPTERS.filter((kind) => kind.holdsRevokes))(
       // The partitions A keeps flow while the revoke waits: their held messages finish, the rest follow,
       // and more produced now is fetched and handled too.
       for (const p of kept) gates.get(p)?.resolve();
-      await producer.send({
+      await eventTopics.producer.send({
         topic,
         messages: kept.flatMap((partition) =>
           [5, 6].map((seq) => ({
@@ -504,7 +464,7 @@ describe.each(ADAPTERS.filter((kind) => kind.holdsRevokes))(
       }
       await Promise.all([a.receiver.close(), b.receiver.close()]);
       await Promise.all([a.output, b.output]);
-      const { committed, end } = await offsets(client, groupId, topic);
+      const { committed, end } = await offsets(eventTopics.client, groupId, topic);
       expect(committed).toEqual(end);
     });
 
