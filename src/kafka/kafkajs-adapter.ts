@@ -51,8 +51,17 @@ export interface KafkaJsAdmin {
   /** kafkajs' `fetchOffsets`: the group's committed offsets, with their metadata. */
   fetchOffsets(options: { groupId: string; topics: string[] }): Promise<
     Array<{
+      /** The topic. */
       topic: string;
-      partitions: Array<{ partition: number; offset: string; metadata: string | null }>;
+      /** Its partitions' committed positions. */
+      partitions: Array<{
+        /** The partition. */
+        partition: number;
+        /** The committed offset (`-1` when none). */
+        offset: string;
+        /** The metadata committed with it. */
+        metadata: string | null;
+      }>;
     }>
   >;
 }
