@@ -2,8 +2,8 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { keyedProducer } from '../../src/kafka';
+import { Kafka, logLevel } from 'kafkajs';
+import { produceKeyedTopic } from '../kafka-topic';
 import { bundle, median, minMax, rate, type Scenario, table } from '../lib';
 
 const MESSAGES = 100_000;
@@ -186,30 +186,8 @@ async function throughputOnce(
   return ((times.length - 1) * 1000) / (Math.max(...times) - Math.min(...times));
 }
 
-async function produce(kafka: Kafka, topic: string): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({
-    topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }],
-    waitForLeaders: true,
-  });
-  await admin.disconnect();
-  const producer = kafka.producer({
-    createPartitioner: Partitioners.DefaultPartitioner,
-    idempotent: true,
-    maxInFlightRequests: 1,
-  });
-  await producer.connect();
-  const send = keyedProducer<[number, number]>(producer, {
-    topic,
-    key: ([key]) => `k${key}`,
-    value: ([key, seq]) => `${key}:${seq}`,
-  });
-  for (let seq = 0; seq < MESSAGES / KEYS; seq++) {
-    await send.send(Array.from({ length: KEYS }, (_, k): [number, number] => [k, seq]));
-  }
-  await producer.disconnect();
-}
+const produce = (kafka: Kafka, topic: string): Promise<void> =>
+  produceKeyedTopic(kafka, topic, { messages: MESSAGES, keys: KEYS, partitions: PARTITIONS });
 
 const scenario: Scenario = {
   title: `Kafka redelivery after a SIGKILL: ${MESSAGES / 1000}k messages over ${KEYS} keys on ${PARTITIONS} partitions (argument: trials, default 1)`,

@@ -1,7 +1,7 @@
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { keyedProducer } from '../../src/kafka';
+import { Kafka, logLevel } from 'kafkajs';
+import { produceKeyedTopic } from '../kafka-topic';
 import { bundle, median, minMax, rate, type Scenario, table } from '../lib';
 import { barChart, saveChart } from '../svg';
 import { parallelConsumerCommand } from './kafka-pc';
@@ -85,30 +85,8 @@ function contenders(): Contender[] {
   ];
 }
 
-/** Creates the topic and produces MESSAGES `key:seq` values over KEYS keys, in order per key. */
-async function produceTopic(kafka: Kafka, topic: string): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({
-    topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }],
-    waitForLeaders: true,
-  });
-  await admin.disconnect();
-  const producer = kafka.producer({
-    createPartitioner: Partitioners.DefaultPartitioner,
-    idempotent: true,
-    maxInFlightRequests: 1,
-  });
-  await producer.connect();
-  const send = keyedProducer<[number, number]>(producer, {
-    topic,
-    key: ([key]) => `k${key}`,
-    value: ([key, seq]) => `${key}:${seq}`,
-  });
-  for (let seq = 0; seq < MESSAGES / KEYS; seq++)
-    await send.send(Array.from({ length: KEYS }, (_, k): [number, number] => [k, seq]));
-  await producer.disconnect();
-}
+const produceTopic = (kafka: Kafka, topic: string): Promise<void> =>
+  produceKeyedTopic(kafka, topic, { messages: MESSAGES, keys: KEYS, partitions: PARTITIONS });
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 const count = (n: number) => n.toLocaleString('en-US');

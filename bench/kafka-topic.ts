@@ -1,0 +1,35 @@
+import { type Kafka, Partitioners } from 'kafkajs';
+import { keyedProducer } from '../src/kafka';
+
+/**
+ * Creates `topic` with `partitions` partitions and produces `messages` values `key:seq` over `keys`
+ * keys (`k0`, `k1`, …), in order per key: the input of the Kafka benchmarks.
+ */
+export async function produceKeyedTopic(
+  kafka: Kafka,
+  topic: string,
+  { messages, keys, partitions }: { messages: number; keys: number; partitions: number },
+): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
+    waitForLeaders: true,
+  });
+  await admin.disconnect();
+  const producer = kafka.producer({
+    createPartitioner: Partitioners.DefaultPartitioner,
+    idempotent: true,
+    maxInFlightRequests: 1,
+  });
+  await producer.connect();
+  const send = keyedProducer<[number, number]>(producer, {
+    topic,
+    key: ([key]) => `k${key}`,
+    value: ([key, seq]) => `${key}:${seq}`,
+  });
+  for (let seq = 0; seq < messages / keys; seq++) {
+    await send.send(Array.from({ length: keys }, (_, k): [number, number] => [k, seq]));
+  }
+  await producer.disconnect();
+}
