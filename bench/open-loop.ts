@@ -1,4 +1,5 @@
 import { NOTHING, openReceiver, PullSession, Receiver, type ReceiverSink } from '../src';
+import { promiseChain } from './baselines/promise-chain';
 
 /** Open-loop arrival schedules for latency benchmarks: messages arrive on time, whether or not the pattern keeps up. */
 
@@ -83,4 +84,31 @@ export class ScheduleReceiver<T> extends Receiver<T> {
     this.session = new ScheduleSession(this.input, sink);
     return this.session;
   }
+}
+
+/**
+ * The per-key promise chain fed by an open-loop schedule: its producer offers what has arrived while a
+ * slot is free, and again when one frees.
+ */
+export function openLoopChain<T, K>(
+  input: readonly T[],
+  key: (m: T) => K,
+  handle: (m: T) => Promise<unknown>,
+  done: (m: T) => void,
+  maxInFlight: number,
+): { arrive(count: number): void; stop(): void; taken(): number } {
+  let taken = 0;
+  let arrived = 0;
+  const pump = () => {
+    while (taken < arrived && chain.offer(input[taken])) taken++;
+  };
+  const chain = promiseChain(key, handle, done, pump, maxInFlight);
+  return {
+    arrive(count) {
+      arrived = count;
+      pump();
+    },
+    stop: () => chain.stop(),
+    taken: () => taken,
+  };
 }

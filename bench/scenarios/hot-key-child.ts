@@ -4,9 +4,8 @@
 import { getHeapStatistics } from 'node:v8';
 import { concatMap, groupBy, mergeMap, Subject } from 'rxjs';
 import { KeyedExecutor, keyedDispatch } from '../../src';
-import { promiseChain } from '../baselines/promise-chain';
 import { collect, median } from '../lib';
-import { paceArrivals, percentile, random, ScheduleReceiver } from '../open-loop';
+import { openLoopChain, paceArrivals, percentile, random, ScheduleReceiver } from '../open-loop';
 
 interface Message {
   readonly key: number;
@@ -108,23 +107,7 @@ const contenders: Record<string, Contender> = {
       taken: () => taken,
     };
   },
-  chain(input, done) {
-    let taken = 0;
-    let arrived = 0;
-    // The producer offers what has arrived while there is a free slot, and again when one frees.
-    const pump = () => {
-      while (taken < arrived && chain.offer(input[taken])) taken++;
-    };
-    const chain = promiseChain(keyOf, handle, done, pump, WINDOW);
-    return {
-      arrive(count) {
-        arrived = count;
-        pump();
-      },
-      stop: () => chain.stop(),
-      taken: () => taken,
-    };
-  },
+  chain: (input, done) => openLoopChain(input, keyOf, handle, done, WINDOW),
 };
 
 /** An arrival schedule: message i arrives at i / perMs ms after the start (all at once for Infinity). */

@@ -2,9 +2,8 @@
 // runs here, alternating, on the same open-loop schedules. Prints `LatencyResults` as JSON on its last line.
 import { concatMap, type GroupedObservable, groupBy, mergeMap, Subject } from 'rxjs';
 import { KeyedExecutor, keyedDispatch } from '../../src';
-import { promiseChain } from '../baselines/promise-chain';
 import { collect, median } from '../lib';
-import { paceArrivals, percentile, random, ScheduleReceiver } from '../open-loop';
+import { openLoopChain, paceArrivals, percentile, random, ScheduleReceiver } from '../open-loop';
 
 interface Message {
   readonly key: number;
@@ -48,21 +47,7 @@ const contenders: Record<string, Contender> = {
       .subscribe(done);
     return { arrive: (count) => receiver.session?.arrive(count), stop: () => subscription.unsubscribe() };
   },
-  chain(input, done) {
-    let taken = 0;
-    let arrived = 0;
-    const pump = () => {
-      while (taken < arrived && chain.offer(input[taken])) taken++;
-    };
-    const chain = promiseChain(keyOf, handle, done, pump, WINDOW);
-    return {
-      arrive(count) {
-        arrived = count;
-        pump();
-      },
-      stop: () => chain.stop(),
-    };
-  },
+  chain: (input, done) => openLoopChain(input, keyOf, handle, done, WINDOW),
   groupBy(input, done) {
     const subject = new Subject<Message>();
     const subscription = subject
