@@ -174,20 +174,21 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
     const groupId = unique('group');
     const { receiver } = receiverOf(kind, groupId, topic);
     const slow = deferred();
-    const others = counter(9);
+    const stats = new DispatchStats();
     const output = lastValueFrom(
       receiver.pipe(
         keyedDispatch<KafkaMessage, string, void>({
           key: kafkaKey,
           handle: async (m) => {
             if (m.offset === '1') await slow.promise;
-            else others.add();
           },
+          stats,
         }),
       ),
       { defaultValue: undefined },
     );
-    await others.done.promise;
+    // Every message but offset 1 finished (settled, not only run).
+    await waitFor(() => stats.snapshot().settled === 9);
     await receiver.commit();
     expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('1');
     slow.resolve();

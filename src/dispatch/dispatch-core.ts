@@ -347,7 +347,9 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     if (now < free && !this.requestQueued) {
       this.requestQueued = true;
       // RxJS's asap scheduler: a microtask, except in virtual time (`TestScheduler.run`), where it stays virtual.
+      // By then the Promises of this batch that settled at once have settled: their completions leave first.
       asapScheduler.schedule(() => {
+        threadLoop.drainQueuedNow();
         this.requestQueued = false;
         this.requestMore();
       });

@@ -52,6 +52,8 @@ export class LaneLoop {
   private holds = 0;
   /** True while `drain` is on the stack. */
   private draining = false;
+  /** A drain is queued as a microtask (see `wakeSoon`). */
+  private drainQueued = false;
   /** The lane whose runnable is executing now, or null between runs. */
   current: LoopLane | null = null;
   /** Long synchronous runs are reported to these (empty unless someone asked for it). */
@@ -77,6 +79,32 @@ export class LaneLoop {
     this.scheduled.push(lane);
     if (!this.draining && this.holds === 0) this.drain();
   }
+
+  /**
+   * Like `wake`, but the drain runs in a microtask (one for all the lanes woken meanwhile). Promises
+   * settle in batches of microtasks: their completions then share one drain instead of one each.
+   */
+  wakeSoon(lane: LoopLane): void {
+    lane.state = LaneState.Scheduled;
+    this.scheduled.push(lane);
+    if (!this.draining && this.holds === 0) this.queueDrain();
+  }
+
+  /** Runs now the drain that `wakeSoon` queued, if any: for work that must see those completions first. */
+  drainQueuedNow(): void {
+    if (this.drainQueued) this.drainSoon();
+  }
+
+  private queueDrain(): void {
+    if (this.drainQueued) return;
+    this.drainQueued = true;
+    queueMicrotask(this.drainSoon);
+  }
+
+  private readonly drainSoon = (): void => {
+    this.drainQueued = false;
+    if (!this.draining && this.holds === 0 && this.scheduled.size > 0) this.drain();
+  };
 
   /** Defers running lanes until the matching `release`, so a batch of admissions lands before any turn. */
   hold(): void {

@@ -38,6 +38,15 @@ export class Lane implements SchedulerLike, LoopLane {
     if (this.state === LaneState.Parked) this.loop.wake(this);
   }
 
+  /**
+   * Queues work that arrives from outside any turn (a handler's Promise settling): the lane runs in a
+   * microtask rather than now, so the completions that settle in one batch of microtasks share one drain.
+   */
+  enqueueSoon(runnable: Runnable): void {
+    this.ready.push(runnable);
+    if (this.state === LaneState.Parked) this.loop.wakeSoon(this);
+  }
+
   now(): number {
     return asyncScheduler.now();
   }

@@ -1,7 +1,7 @@
 import {
   from,
   isObservable,
-  type Observable,
+  Observable,
   type ObservableInput,
   type Observer,
   type SchedulerLike,
@@ -103,6 +103,20 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   private endNote = Note.Complete;
   private endValue: unknown = undefined;
 
+  /**
+   * The callbacks given to a native Promise handler's `then`. Made once per mailbox, not per message: one
+   * handler runs at a time, so its Promise settles before the next starts. Replaced when a handler is
+   * left unsettled (see `reset`), so that Promise's late callbacks find themselves stale.
+   */
+  private onValue!: (value: unknown) => void;
+  private onError!: (err: unknown) => void;
+  /** True while the running handler's Promise has the current callbacks. */
+  private awaitsPromise = false;
+
+  constructor() {
+    this.makePromiseCallbacks();
+  }
+
   get scheduler(): SchedulerLike {
     return this.lane;
   }
@@ -139,6 +153,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** Forgets its messages and handler so it can be pooled; the key stays: the pool files it by key. */
   reset(): void {
+    if (this.awaitsPromise) this.makePromiseCallbacks();
     this.unfinished = 0;
     this.queue.trim();
     this.current = undefined;
@@ -200,15 +215,14 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   private subscribeTo(message: T, input: ObservableInput<R>, generation: number): boolean {
     if (Object.getPrototypeOf(input) === Promise.prototype) {
       // A native Promise (not a subclass) calls back once, never synchronously, and its `then` does not throw.
-      (input as Promise<R>).then(
-        (value) => this.deliver(generation, Note.NextThenComplete, value),
-        (err) => this.deliver(generation, Note.Error, err),
-      );
+      this.awaitsPromise = true;
+      (input as Promise<R>).then(this.onValue, this.onError);
       return false;
     }
     this.outcome = Outcome.Pending;
     this.sync = true;
-    if (isPromiseLike<R>(input)) this.follow(input, generation);
+    // An Observable first, as RxJS's `from` does: the usual case, and it skips looking up a `then` it lacks.
+    if (!(input instanceof Observable) && isPromiseLike<R>(input)) this.follow(input, generation);
     else if (!this.observe(input, generation)) {
       this.sync = false;
       this.current = undefined;
@@ -218,6 +232,18 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     this.sync = false;
     if (this.outcome === Outcome.Pending) return false;
     return this.finishedInPlace(message);
+  }
+
+  private makePromiseCallbacks(): void {
+    this.awaitsPromise = false;
+    const onValue = (value: unknown): void => {
+      if (this.onValue === onValue) this.promiseSettled(Note.NextThenComplete, value);
+    };
+    const onError = (err: unknown): void => {
+      if (this.onError === onError) this.promiseSettled(Note.Error, err);
+    };
+    this.onValue = onValue;
+    this.onError = onError;
   }
 
   /**
@@ -249,7 +275,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   /** Subscribes to an Observable (or what `from` accepts); false when `input` is not an ObservableInput. */
   private observe(input: ObservableInput<R>, generation: number): boolean {
     let source: Observable<R>;
-    if (isObservable(input)) source = input as Observable<R>;
+    if (input instanceof Observable || isObservable(input)) source = input as Observable<R>;
     else {
       try {
         source = from(input);
@@ -309,13 +335,27 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     else if (note === Note.Next) this.lane.enqueue(new HandlerNote(this, generation, note, value));
     else {
       // The end waits for the mailbox's own turn, which then goes on with its queue: one pass through the
-      // lane's FIFO and no object per message. With the loop idle (a Promise settling in a microtask),
-      // the turn runs right here.
-      this.endNote = note;
-      this.endValue = value;
-      this.state = MailboxState.Completing;
+      // lane's FIFO and no object per message. With the loop idle (a timer callback), it runs right here.
+      this.completing(note, value);
       this.lane.enqueue(this);
     }
+  }
+
+  /**
+   * A native Promise handler settled (in a microtask, outside any turn). As `deliver`, but its turn runs
+   * a microtask later, with those of the Promises that settle in the same batch: one drain for them all.
+   */
+  private promiseSettled(note: Note, value: unknown): void {
+    this.awaitsPromise = false;
+    if (this.owner.closed) return;
+    this.completing(note, value);
+    this.lane.enqueueSoon(this);
+  }
+
+  private completing(note: Note, value: unknown): void {
+    this.endNote = note;
+    this.endValue = value;
+    this.state = MailboxState.Completing;
   }
 
   /** The `Completing` turn: applies the handler's end; false when the owner closed meanwhile. */
