@@ -1,5 +1,5 @@
 import { MailboxState } from '../../src/engine/mailbox';
-import { MailboxTable, POOL_LIMIT } from '../../src/engine/mailbox-table';
+import { CHECK_EVERY, MailboxTable, POOL_LIMIT, PROBE_LIMIT } from '../../src/engine/mailbox-table';
 
 /** Takes the mailbox of `key` and marks it live, as a dispatcher opening it on a lane would. */
 function open(table: MailboxTable<string, number, never>, key: number) {
@@ -35,15 +35,29 @@ describe('MailboxTable (the mailboxes of one dispatcher and its pool)', () => {
   it('never keeps more than POOL_LIMIT keys of drained mailboxes, however many keys pass', () => {
     const table = new MailboxTable<string, number, never>();
     const created = new Set<object>();
+    let most = 0;
     for (let key = 0; key < 10 * POOL_LIMIT; key++) {
       const mailbox = open(table, key);
       created.add(mailbox);
       table.release(mailbox);
+      most = Math.max(most, table.size);
     }
     expect(table.live).toBe(0);
-    expect(table.size).toBe(POOL_LIMIT);
+    expect(most).toBe(POOL_LIMIT);
     // Once the filed pool is full, drained mailboxes are reused for new keys instead of allocated.
     expect(created.size).toBe(POOL_LIMIT + 1);
+  });
+
+  it('keeps only PROBE_LIMIT filed once filed mailboxes are not taken back, and files POOL_LIMIT again once keys come back', () => {
+    const table = new MailboxTable<string, number, never>();
+    // Keys that never recur: after one look, the filed pool shrinks to the probes.
+    for (let key = 0; key < CHECK_EVERY; key++) table.release(open(table, key));
+    expect(table.size).toBe(PROBE_LIMIT);
+    // A key space of 512 that recurs: within two looks, filing pays again and every key stays filed.
+    for (let i = 0; i < 3 * CHECK_EVERY; i++) table.release(open(table, 1_000_000 + (i % 512)));
+    expect(table.size).toBeGreaterThanOrEqual(512);
+    const again = table.take(1_000_000);
+    expect(again.state).toBe(MailboxState.Pooled);
   });
 
   it('lets one drained mailbox in 16 replace the one filed longest ago once the filed pool is full', () => {
