@@ -33,7 +33,8 @@ const POOL_NOTE =
   "keyedDispatch keeps a drained key's mailbox filed under the key while it is pooled (up to 1,024 per " +
   'dispatcher, see `src/engine/mailbox-table.ts`): at 1,000 keys every key comes back while its mailbox is ' +
   'still filed, which saves the Map deletions, insertions and rehashes, about a quarter of the cost of a ' +
-  'message here; at 100,000 keys no key comes back in time, and both pay for them.';
+  'message here; at 100,000 keys no key comes back in time, and both pay for them (the pool then files only 64, ' +
+  'which keeps the Map small).';
 
 /** How the matrix is measured; the tables below follow it. */
 const METHOD =
@@ -42,8 +43,9 @@ const METHOD =
   'rotated every round, back to back with no forced collection (each run pays for its own garbage; a forced ' +
   "collection drops every contender's optimized code, see `measured` in core-child.ts). Ratios are medians of " +
   'per-round ratios (min–max); msgs/s are medians of the rounds. 300,000 messages, except at 1,000,000 keys: ' +
-  '1,000,000 messages (one per key), one warm-up, 3 rounds. keyedDispatch runs on one event-loop lane (its own ' +
-  "`KeyedExecutor`). The promise chain and p-queue run the Promise shapes only (the `defer` shape's promise " +
+  '1,000,000 messages (one per key), one warm-up, 3 rounds. keyedDispatch runs on its own `KeyedExecutor` ' +
+  'with the default lanes (one event-loop lane per available processor). The promise chain and p-queue run ' +
+  "the Promise shapes only (the `defer` shape's promise " +
   'without the wrapper), each fed by a producer that offers from the array while it accepts and waits for a free ' +
   'slot; the hand-written loop runs the `[m]` shape only. `groupBy` + `mergeMap(concatMap)` runs every shape from ' +
   '`from(array)` (it cannot be pulled); at 100,000 keys one run without warm-up (tens of seconds each), for `[m]` ' +
