@@ -106,6 +106,30 @@ export class LaneLoop {
     if (!this.draining && this.holds === 0 && this.scheduled.size > 0) this.drain();
   };
 
+  /**
+   * Starts a turn of `lane` right here, outside any drain, for work that arrives in a callback (a timer, a
+   * Promise inside an Observable) while the loop is idle and `lane` has nothing ready: no trip through its
+   * FIFO, and no object to queue. False, starting nothing, otherwise (and while runs are timed, which
+   * drains do). End it with `endTurn`.
+   */
+  beginTurn(lane: LoopLane): boolean {
+    if (this.draining || this.holds !== 0 || lane.state !== LaneState.Parked) return false;
+    if (this.scheduled.size !== 0 || this.timingRuns || this.busyEvery !== 0) return false;
+    this.draining = true;
+    this.current = lane;
+    lane.state = LaneState.Running;
+    return true;
+  }
+
+  /** Ends the turn `beginTurn` started, then drains what it made ready. */
+  endTurn(lane: LoopLane): void {
+    this.current = null;
+    this.draining = false;
+    lane.state = LaneState.Parked;
+    if (lane.ready.size > 0) this.wake(lane);
+    else if (this.scheduled.size > 0) this.drain();
+  }
+
   /** Defers running lanes until the matching `release`, so a batch of admissions lands before any turn. */
   hold(): void {
     this.holds++;
@@ -257,11 +281,16 @@ function runSafely(runnable: Runnable): number {
   try {
     return runnable.run();
   } catch (err) {
-    setTimeout(() => {
-      throw err;
-    });
+    reportLater(err);
     return 1;
   }
+}
+
+/** Throws `err` off the stack, where the process reports it as uncaught (as RxJS reports what nobody handles). */
+export function reportLater(err: unknown): void {
+  setTimeout(() => {
+    throw err;
+  });
 }
 
 /** The loop of the thread this module is loaded in (the main thread, or one worker thread). */

@@ -9,7 +9,7 @@ import {
 } from 'rxjs';
 import { RingQueue } from '../internal/ring-queue';
 import type { Lane } from './lane';
-import type { Runnable } from './lane-loop';
+import { type Runnable, reportLater } from './lane-loop';
 
 /** What a handler is told about the message it runs for. Valid only while that handler runs. */
 export interface HandlerContext<K> {
@@ -331,13 +331,23 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   private deliver(generation: number, note: Note, value: unknown): void {
     if (generation !== this.generation || this.owner.closed) return;
-    if (this.lane.loop.current === this.lane) this.apply(note, value);
-    else if (note === Note.Next) this.lane.enqueue(new HandlerNote(this, generation, note, value));
+    const lane = this.lane;
+    if (lane.loop.current === lane) this.apply(note, value);
+    else if (lane.loop.beginTurn(lane)) {
+      // Nothing else is ready on its lane, and the loop is idle: the notification takes its turn right here.
+      try {
+        this.apply(note, value);
+      } catch (err) {
+        reportLater(err);
+      } finally {
+        lane.loop.endTurn(lane);
+      }
+    } else if (note === Note.Next) lane.enqueue(new HandlerNote(this, generation, note, value));
     else {
       // The end waits for the mailbox's own turn, which then goes on with its queue: one pass through the
-      // lane's FIFO and no object per message. With the loop idle (a timer callback), it runs right here.
+      // lane's FIFO and no object per message.
       this.completing(note, value);
-      this.lane.enqueue(this);
+      lane.enqueue(this);
     }
   }
 
