@@ -3,9 +3,9 @@ import {
   isObservable,
   Observable,
   type ObservableInput,
-  type Observer,
   type SchedulerLike,
-  Subscription,
+  Subscriber,
+  type Subscription,
 } from 'rxjs';
 import { RingQueue } from '../internal/ring-queue';
 import type { Lane } from './lane';
@@ -415,12 +415,13 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 }
 
 /**
- * The subscriber of one handler Observable. RxJS uses it as it is (it is an Observer and a
- * Subscription), so the handler's operators add their teardowns here, and unsubscribing it stops the
- * handler even while it emits synchronously. On completion or error it first unsubscribes itself, so the
- * handler's finalization runs before the key's next message starts, as with `concatMap`.
+ * The subscriber of one handler Observable. RxJS uses it as it is (a `Subscriber`, as its own operators'
+ * inner subscribers are: no wrapper, no duck-typing), so the handler's operators add their teardowns
+ * here, and unsubscribing it stops the handler even while it emits synchronously. On completion or error
+ * it first unsubscribes itself, so the handler's finalization runs before the key's next message starts,
+ * as with `concatMap`.
  */
-class HandlerRun<T, K, R> extends Subscription implements Observer<R> {
+class HandlerRun<T, K, R> extends Subscriber<R> {
   constructor(
     private readonly mailbox: Mailbox<T, K, R>,
     private readonly generation: number,
@@ -428,18 +429,16 @@ class HandlerRun<T, K, R> extends Subscription implements Observer<R> {
     super();
   }
 
-  next(value: R): void {
-    if (!this.closed) this.mailbox.emitted(this.generation, value);
+  protected override _next(value: R): void {
+    this.mailbox.emitted(this.generation, value);
   }
 
-  error(err: unknown): void {
-    if (this.closed) return;
+  protected override _error(err: unknown): void {
     this.unsubscribe();
     this.mailbox.ended(this.generation, Note.Error, err);
   }
 
-  complete(): void {
-    if (this.closed) return;
+  protected override _complete(): void {
     this.unsubscribe();
     this.mailbox.ended(this.generation, Note.Complete, undefined);
   }
