@@ -165,7 +165,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   run(): number {
     const owner = this.owner;
     if (owner.closed) return 1;
-    if (this.state === MailboxState.Completing && !this.complete()) return 1;
+    if (this.state === MailboxState.Completing && !this.completeStored()) return 1;
     if (this.queue.size === 0) {
       // Its last message finished, or everything it held was discarded while it waited for this turn.
       this.state = MailboxState.Idle;
@@ -368,33 +368,33 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     this.state = MailboxState.Completing;
   }
 
-  /** The `Completing` turn: applies the handler's end; false when the owner closed meanwhile. */
-  private complete(): boolean {
-    const owner = this.owner;
+  /** The `Completing` turn's start: applies the end stored by `completing`. */
+  private completeStored(): boolean {
     const value = this.endValue;
     this.endValue = undefined;
-    if (this.endNote === Note.NextThenComplete) owner.emit(value as R, this);
+    return this.complete(this.endNote, value);
+  }
+
+  /**
+   * Applies the running handler's end (`note` carries its last value, or its error); false when the
+   * owner closed meanwhile. After a failure the owner has either torn down (closed) or settled it.
+   */
+  private complete(note: Note, value: unknown): boolean {
+    const owner = this.owner;
+    if (note === Note.NextThenComplete) owner.emit(value as R, this);
     if (owner.closed) return false;
     const message = this.current as T;
     this.current = undefined;
     this.inner = null;
-    if (this.endNote === Note.Error) owner.fail(this, message, value);
+    if (note === Note.Error) owner.fail(this, message, value);
     else owner.settle(this, message);
     return !owner.closed;
   }
 
   /** Applies an asynchronous notification of the running handler; runs on the mailbox's lane. */
   apply(note: Note, value: unknown): void {
-    const owner = this.owner;
-    if (note === Note.Next || note === Note.NextThenComplete) owner.emit(value as R, this);
-    if (owner.closed || note === Note.Next) return;
-    const message = this.current as T;
-    this.current = undefined;
-    this.inner = null;
-    // After a failure the owner has either torn down (closed) or settled it and goes on with the queue.
-    if (note === Note.Error) owner.fail(this, message, value);
-    else owner.settle(this, message);
-    if (!owner.closed) this.resumeOrRetire();
+    if (note === Note.Next) this.owner.emit(value as R, this);
+    else if (this.complete(note, value)) this.resumeOrRetire();
   }
 
   /** After a handler finished: back in its lane's FIFO if messages wait, else retired to its owner. */
