@@ -1,12 +1,14 @@
 /**
  * Bills account events from Kafka: every account's events are handled one at a time, in order, while
  * different accounts run in parallel; offsets are committed only once events have been handled.
- * Start more copies of this process (same group) to scale out: the group splits the partitions, and
- * with the consumer group protocol (`groupProtocol: 'consumer'`, Kafka 4+) a member joining or leaving
- * moves only the partitions that change owner, each once its running events have finished.
+ * It stops after billing as many events as it sent. With `--forever` it keeps consuming until Ctrl-C:
+ * start several copies that way (same group) to scale out. The group splits the partitions, and with the
+ * consumer group protocol (`groupProtocol: 'consumer'`, Kafka 4+) a member joining or leaving moves only
+ * the partitions that change owner, each once its running events have finished.
  *
  *   scripts/brokers/kafka.sh start
  *   npx ts-node --transpile-only examples/kafka.ts
+ *   npx ts-node --transpile-only examples/kafka.ts --forever  # in two terminals: the group splits the work
  */
 import { Admin, Consumer, Producer } from '@platformatic/kafka';
 import { lastValueFrom } from 'rxjs';
@@ -23,13 +25,10 @@ const BROKERS = ['127.0.0.1:9092'];
 const TOPIC = 'example-account-events';
 const EVENTS = 10_000;
 const ACCOUNTS = 100;
+const FOREVER = process.argv.includes('--forever');
 
 async function main(): Promise<void> {
-  const admin = new Admin({ clientId: 'billing', bootstrapBrokers: BROKERS });
-  if (!(await admin.listTopics()).includes(TOPIC)) {
-    await admin.createTopics({ topics: [TOPIC], partitions: 12, replicas: 1 });
-  }
-  await admin.close();
+  await ensureTopic();
 
   // Keyed by account: each account stays in one partition, so it reaches one group member, in order.
   const producer = new Producer({ clientId: 'billing', bootstrapBrokers: BROKERS, idempotent: true });
@@ -64,12 +63,13 @@ async function main(): Promise<void> {
         const event: AccountEvent = JSON.parse(message.value!.toString());
         await new Promise((resolve) => setTimeout(resolve, 1)); // a write to the account's store
         balances.set(event.account, (balances.get(event.account) ?? 0) + event.cents);
-        if (++handled === EVENTS) void receiver.close(); // a demo stops here; a service stops on SIGTERM
+        // A demo stops here; a service (or `--forever`) stops on a signal.
+        if (++handled === EVENTS && !FOREVER) void receiver.close();
         return event;
       },
     }),
   );
-  process.once('SIGTERM', () => void receiver.close());
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void receiver.close());
   const started = Date.now();
   await lastValueFrom(billed, { defaultValue: undefined });
   console.log(
@@ -77,7 +77,22 @@ async function main(): Promise<void> {
   );
 }
 
+/** Creates the topic unless it exists (another copy of this process may be creating it right now). */
+async function ensureTopic(): Promise<void> {
+  const admin = new Admin({ clientId: 'billing', bootstrapBrokers: BROKERS });
+  try {
+    if (!(await admin.listTopics()).includes(TOPIC)) {
+      await admin.createTopics({ topics: [TOPIC], partitions: 12, replicas: 1 }).catch((err) => {
+        if (!JSON.stringify(err.errors?.map((e: { apiId?: string }) => e.apiId)).includes('TOPIC_ALREADY_EXISTS'))
+          throw err;
+      });
+    }
+  } finally {
+    await admin.close();
+  }
+}
+
 main().catch((err) => {
   console.error(err);
-  process.exitCode = 1;
+  process.exit(1); // a client may still hold a connection open: a failed run must not hang
 });

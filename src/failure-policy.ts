@@ -97,12 +97,14 @@ interface Wrapped {
  */
 export class GaveUp extends Error {
   override name = 'GaveUp';
-  readonly [GAVE_UP] = true;
+  // Set in the constructor: a computed class member would keep this class in every bundle.
+  declare readonly [GAVE_UP]: true;
   constructor(
     override readonly cause: unknown,
     readonly attempts: number,
   ) {
     super(`gave up after ${attempts} attempt(s)`);
+    this[GAVE_UP] = true;
   }
 }
 

@@ -2,7 +2,7 @@ import type { ObservableInput } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
 import { KeyedExecutor } from './executor';
 import { type FailurePolicy, isFailurePolicy, withPolicy } from './failure-policy';
-import { DispatchStats, intakeBatch } from './stats';
+import { type DispatchStats, intakeBatch, isDispatchStats } from './stats';
 import type { ThreadHandler } from './threads/handler';
 import { isThreadHandler } from './threads/is-thread-handler';
 import { isThreadExecutor, sharedExecutorOf } from './threads/thread-access';
@@ -124,7 +124,7 @@ export function resolveDispatchOptions<T, K, R>(
         'handle',
         options.handle as (message: T, context: HandlerContext<K>) => ObservableInput<R>,
       );
-  if (options.stats !== undefined && !(options.stats instanceof DispatchStats)) {
+  if (options.stats !== undefined && !isDispatchStats(options.stats)) {
     throw new TypeError(
       `${owner}: expected \`stats\` to be a DispatchStats or DispatchMetrics, got ${describe(options.stats)}`,
     );

@@ -9,9 +9,6 @@ import { Observable } from 'rxjs';
  */
 export const openReceiver: unique symbol = Symbol.for('keyed-dispatch.openReceiver') as never;
 
-/** The brand of `Receiver`, registered so that every copy of the library shares it. */
-const RECEIVER = Symbol.for('keyed-dispatch.Receiver');
-
 /** How a message's handling ended. `failed` carries the error to `settle`. */
 export type Settlement = 'done' | 'failed';
 
@@ -81,17 +78,15 @@ export function isPullable<T>(source: unknown): source is Pullable<T> {
 export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
   /**
    * `value instanceof Receiver` holds for the receivers of every copy of the library (its CommonJS and
-   * ESM builds side by side), told by a registered brand; subclasses keep the plain prototype check.
+   * ESM builds side by side), and for their prototypes: told by the two methods every receiver has, the
+   * pull protocol's (registered with `Symbol.for`) and `acknowledgeOnReceipt`. Subclasses keep the plain
+   * prototype check. (No brand member of its own: a computed class member would keep this class in
+   * bundles that never use it.)
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked, a subclass unless Receiver.
     if (this !== Receiver) return Function.prototype[Symbol.hasInstance].call(this, value);
-    return typeof value === 'object' && value !== null && (value as Receiver<unknown>)[RECEIVER] === true;
-  }
-
-  /** The brand, on the prototype (so `Sub.prototype instanceof Receiver` holds too). */
-  get [RECEIVER](): true {
-    return true;
+    return isPullable(value) && typeof (value as Receiver<unknown>).acknowledgeOnReceipt === 'function';
   }
 
   /** `name`: how errors name this receiver (`fromIterable()`); its class name by default. */
@@ -152,15 +147,12 @@ export function createReceiver<T>(
 }
 
 class OpenedBy<T> extends Receiver<T> {
-  constructor(
-    private readonly open: (sink: ReceiverSink<T>) => ReceiverSession<T>,
-    name: string,
-  ) {
-    super(name);
-  }
+  // Set in the constructor rather than declared as a method: see `Receiver`'s `Symbol.hasInstance`.
+  declare readonly [openReceiver]: (sink: ReceiverSink<T>) => ReceiverSession<T>;
 
-  [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
-    return this.open(sink);
+  constructor(open: (sink: ReceiverSink<T>) => ReceiverSession<T>, name: string) {
+    super(name);
+    this[openReceiver] = open;
   }
 }
 

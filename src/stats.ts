@@ -93,6 +93,14 @@ export function statsLink(stats: DispatchStats): StatsLink {
   return links.get(stats) as StatsLink;
 }
 
+/**
+ * Whether `value` is a `DispatchStats` (or `DispatchMetrics`) of this copy of the library: one that
+ * registered its link. Not `instanceof`, which would keep the class in every bundle of `keyedDispatch`.
+ */
+export function isDispatchStats(value: unknown): value is DispatchStats {
+  return typeof value === 'object' && value !== null && links.has(value as DispatchStats);
+}
+
 /** Gives `stats` its link (a subclass replaces its parent's, calling it as it sees fit). */
 export function linkStats(stats: DispatchStats, link: StatsLink): void {
   links.set(stats, link);

@@ -1,9 +1,9 @@
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
 import {
+  createReceiver,
   isPullable,
   openReceiver,
   type Pullable,
-  Receiver,
   type ReceiverSession,
   type ReceiverSink,
 } from '../receiver';
@@ -42,7 +42,7 @@ export class Intake<T> {
 
   constructor(private readonly upstreamSource: Observable<T>) {
     this.source = isPullable<T>(upstreamSource)
-      ? new GatedReceiver(this, upstreamSource)
+      ? createReceiver((sink) => this.connect(sink, upstreamSource), "A runtime component's receiver")
       : new Observable<T>((subscriber) => {
           this.subscriber = subscriber;
           if (this.opened) this.subscribePlain();
@@ -147,20 +147,6 @@ export class Intake<T> {
     } catch (err) {
       this.errors.push(err);
     }
-  }
-}
-
-/** A pullable source behind the intake's barrier. */
-class GatedReceiver<T> extends Receiver<T> {
-  constructor(
-    private readonly intake: Intake<T>,
-    private readonly upstream: Pullable<T>,
-  ) {
-    super();
-  }
-
-  [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
-    return this.intake.connect(sink, this.upstream);
   }
 }
 
