@@ -83,7 +83,11 @@ async function ensureTopic(): Promise<void> {
   try {
     if (!(await admin.listTopics()).includes(TOPIC)) {
       await admin.createTopics({ topics: [TOPIC], partitions: 12, replicas: 1 }).catch((err) => {
-        if (!JSON.stringify(err.errors?.map((e: { apiId?: string }) => e.apiId)).includes('TOPIC_ALREADY_EXISTS'))
+        if (
+          !JSON.stringify(err.errors?.map((e: { apiId?: string }) => e.apiId)).includes(
+            'TOPIC_ALREADY_EXISTS',
+          )
+        )
           throw err;
       });
     }

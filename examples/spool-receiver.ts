@@ -56,7 +56,9 @@ class SpoolSession extends PullSession<SpoolFile> {
         .sort()
         .slice(0, this.demand);
       for (const name of names) {
-        const text = await readFile(join(this.dir, name), 'utf8');
+        const text = await readIfThere(join(this.dir, name));
+        // Gone since the scan: it was held then, and its acknowledgement has removed it meanwhile.
+        if (text === undefined) continue;
         this.held.add(name);
         // Refused once intake has stopped: the file stays for the next run.
         if (!this.deliver({ name, text })) return;
@@ -71,6 +73,16 @@ class SpoolSession extends PullSession<SpoolFile> {
     if (outcome === 'done') await unlink(path);
     else await rename(path, `${path}.failed`);
     this.held.delete(file.name);
+  }
+}
+
+/** The file's text, or undefined when it no longer exists. */
+async function readIfThere(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
 }
 

@@ -11,6 +11,8 @@ export type AdapterEvent =
  */
 export class ObservedAdapter implements KafkaConsumerAdapter {
   readonly events: AdapterEvent[] = [];
+  /** When each commit was asked for (`performance.now()`). */
+  readonly commitStarts: number[] = [];
   private waiters: Array<{ matches: (e: AdapterEvent) => boolean; resolve: () => void }> = [];
 
   constructor(private readonly inner: KafkaConsumerAdapter) {}
@@ -62,6 +64,7 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
   }
 
   commit(offsets: Parameters<KafkaConsumerAdapter['commit']>[0]): Promise<void> {
+    this.commitStarts.push(performance.now());
     return this.inner.commit(offsets);
   }
 

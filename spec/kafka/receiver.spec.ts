@@ -197,6 +197,31 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
     expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('10');
   });
 
+  it('starts the commits commitEveryMessages triggers at least 10 ms apart, and commits everything in the end', async () => {
+    const topic = await topicWith(1, 2000, 50);
+    const groupId = unique('group');
+    const { adapter, receiver } = receiverOf(kind, groupId, topic, {
+      commitIntervalMs: 600_000,
+      commitEveryMessages: 1,
+    });
+    const stats = new DispatchStats();
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({ key: kafkaKey, handle: async () => {}, stats }),
+      ),
+      { defaultValue: undefined },
+    );
+    await waitFor(() => stats.snapshot().settled === 2000);
+    await waitFor(() => adapter.commitStarts.length >= 2);
+    const gaps = adapter.commitStarts.slice(1).map((at, i) => at - adapter.commitStarts[i]);
+    expect(gaps.length).toBeGreaterThan(0);
+    // A timer may fire a fraction of a millisecond before the clock reads its full delay.
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(9.5);
+    await receiver.close();
+    await output;
+    expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('2000');
+  });
+
   // Eager rebalancing revokes every partition; the incremental protocol is spec'd below.
   const eagerIt = kind.holdsRevokes ? it.skip : it;
   eagerIt(

@@ -98,6 +98,30 @@ describe('the spool receiver of docs/writing-a-receiver.md', () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
+  it('skips a file that an acknowledgement removed between a scan and its read', async () => {
+    await spool(['a'], 2);
+    // The scan lists a file that is gone by the time it is read (acknowledged and deleted meanwhile).
+    const scan = jest.spyOn(require('node:fs/promises') as typeof import('node:fs/promises'), 'readdir');
+    scan.mockImplementationOnce((async () => ['0000-gone.msg', ...(await readdir(dir))]) as never);
+    const handled: string[] = [];
+    const receiver = fromSpool(dir, { pollMs: 10 });
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch({
+          key: keyOf,
+          handle: async (file: SpoolFile) => {
+            handled.push(file.name);
+            if (handled.length === 2) void receiver.close();
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    await output;
+    scan.mockRestore();
+    expect(handled).toEqual(['0000-a.msg', '0001-a.msg']);
+  });
+
   it('is shown in the guide exactly as examples/spool-receiver.ts has it', () => {
     const guide = readFileSync(join(ROOT, 'docs', 'writing-a-receiver.md'), 'utf8');
     const example = readFileSync(join(ROOT, 'examples', 'spool-receiver.ts'), 'utf8');

@@ -21,6 +21,13 @@ import { DEFAULT_METADATA_MAX_BYTES } from './finished-offsets';
 import { type KafkaMessage, type KafkaRecord, TrackedKafkaMessage } from './message';
 import { PartitionTracker } from './partition-tracker';
 
+/**
+ * Least time between the starts of commits that `commitEveryMessages` triggers. At tens of thousands of
+ * messages a second the count comes round every few ms; each commit is a broker request (and its
+ * metadata an encoding) on the same cores as the handlers.
+ */
+const MIN_COMMIT_GAP_MS = 10;
+
 /** Tuning of a `KafkaReceiver`. Invalid values throw a `TypeError` naming the option. */
 export interface KafkaReceiverOptions {
   /**
@@ -31,7 +38,9 @@ export interface KafkaReceiverOptions {
   /**
    * Finished positions are also committed once this many messages have finished since the last
    * commit, whichever of the two comes first. Integer ≥ 1. Default 200. One commit is in flight at a
-   * time; a smaller number means fewer messages handled again after a crash, and more commit requests.
+   * time, and commits this triggers start at least 10 ms apart (at high rates they would otherwise
+   * follow one another back to back). A smaller number means fewer messages handled again after a
+   * crash, and more commit requests.
    */
   commitEveryMessages?: number;
   /**
@@ -183,6 +192,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   /** Messages finished since the last commit began. */
   private finishedSinceCommit = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** When the last commit started (`performance.now()`). */
+  private lastCommitAt = Number.NEGATIVE_INFINITY;
+  /** A count-triggered commit waiting out `MIN_COMMIT_GAP_MS`. */
+  private gapTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
@@ -271,6 +284,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   protected override stopFetching(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    if (this.gapTimer !== null) clearTimeout(this.gapTimer);
+    this.gapTimer = null;
     const trackers = [...this.live.values()];
     for (const tracker of trackers) {
       tracker.revoked = true;
@@ -424,7 +439,16 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
 
   /** A message finished (or was skipped as finished): enough of them since the last commit commit now. */
   private countFinished(): void {
-    if (++this.finishedSinceCommit >= this.options.commitEveryMessages) void this.commitAll();
+    if (++this.finishedSinceCommit < this.options.commitEveryMessages || this.gapTimer !== null) return;
+    const wait = this.lastCommitAt + MIN_COMMIT_GAP_MS - performance.now();
+    if (wait <= 0) {
+      void this.commitAll();
+      return;
+    }
+    this.gapTimer = setTimeout(() => {
+      this.gapTimer = null;
+      void this.commitAll();
+    }, wait);
   }
 
   /**
@@ -451,6 +475,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
    */
   private async commitNow(): Promise<boolean> {
     this.finishedSinceCommit = 0;
+    this.lastCommitAt = performance.now();
     // A partition revoked and assigned again has two trackers for a moment: the one further on counts.
     const points = new Map<string, { point: TopicPartitionOffset; at: bigint }>();
     for (const tracker of [...this.draining, ...this.live.values()]) {
