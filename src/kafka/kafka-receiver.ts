@@ -192,7 +192,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   /** Messages finished since the last commit began. */
   private finishedSinceCommit = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
-  /** When the last commit started (`performance.now()`). */
+  /** When the last commit request was sent (`performance.now()`). */
   private lastCommitAt = Number.NEGATIVE_INFINITY;
   /** A count-triggered commit waiting out `MIN_COMMIT_GAP_MS`. */
   private gapTimer: ReturnType<typeof setTimeout> | null = null;
@@ -439,16 +439,23 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
 
   /** A message finished (or was skipped as finished): enough of them since the last commit commit now. */
   private countFinished(): void {
-    if (++this.finishedSinceCommit < this.options.commitEveryMessages || this.gapTimer !== null) return;
+    if (++this.finishedSinceCommit >= this.options.commitEveryMessages && this.gapTimer === null) {
+      this.commitAfterGap();
+    }
+  }
+
+  /** Commits now, or once `MIN_COMMIT_GAP_MS` has passed since the last commit started. */
+  private commitAfterGap(): void {
     const wait = this.lastCommitAt + MIN_COMMIT_GAP_MS - performance.now();
     if (wait <= 0) {
       void this.commitAll();
       return;
     }
+    // A timer can fire early (the event loop's clock is read once per turn): the gap is checked again.
     this.gapTimer = setTimeout(() => {
       this.gapTimer = null;
-      void this.commitAll();
-    }, wait);
+      this.commitAfterGap();
+    }, Math.ceil(wait));
   }
 
   /**
@@ -475,7 +482,6 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
    */
   private async commitNow(): Promise<boolean> {
     this.finishedSinceCommit = 0;
-    this.lastCommitAt = performance.now();
     // A partition revoked and assigned again has two trackers for a moment: the one further on counts.
     const points = new Map<string, { point: TopicPartitionOffset; at: bigint }>();
     for (const tracker of [...this.draining, ...this.live.values()]) {
@@ -498,6 +504,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     }
     if (offsets.length === 0) return true;
     try {
+      this.lastCommitAt = performance.now();
       await this.adapter.commit(offsets);
     } catch {
       // Not committed (e.g. the group is rebalancing): the position stays and is committed next time,
