@@ -83,12 +83,7 @@ async function ensureTopic(): Promise<void> {
   try {
     if (!(await admin.listTopics()).includes(TOPIC)) {
       await admin.createTopics({ topics: [TOPIC], partitions: 12, replicas: 1 }).catch((err) => {
-        if (
-          !JSON.stringify(err.errors?.map((e: { apiId?: string }) => e.apiId)).includes(
-            'TOPIC_ALREADY_EXISTS',
-          )
-        )
-          throw err;
+        if (!err.errors?.some((e: { apiId?: string }) => e.apiId === 'TOPIC_ALREADY_EXISTS')) throw err;
       });
     }
   } finally {

@@ -78,15 +78,20 @@ export function isPullable<T>(source: unknown): source is Pullable<T> {
 export abstract class Receiver<T> extends Observable<T> implements Pullable<T> {
   /**
    * `value instanceof Receiver` holds for the receivers of every copy of the library (its CommonJS and
-   * ESM builds side by side), and for their prototypes: told by the two methods every receiver has, the
-   * pull protocol's (registered with `Symbol.for`) and `acknowledgeOnReceipt`. Subclasses keep the plain
-   * prototype check. (No brand member of its own: a computed class member would keep this class in
-   * bundles that never use it.)
+   * ESM builds side by side), and for the prototypes of receiver classes that implement the pull
+   * protocol: told by what every receiver has, the protocol's method (registered with `Symbol.for`),
+   * `acknowledgeOnReceipt` and `subscribe`. Subclasses keep the plain prototype check. (No brand member
+   * of its own: a computed class member would keep this class in bundles that never use it.)
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked, a subclass unless Receiver.
     if (this !== Receiver) return Function.prototype[Symbol.hasInstance].call(this, value);
-    return isPullable(value) && typeof (value as Receiver<unknown>).acknowledgeOnReceipt === 'function';
+    const receiver = value as Partial<Receiver<unknown>>;
+    return (
+      isPullable(value) &&
+      typeof receiver.acknowledgeOnReceipt === 'function' &&
+      typeof receiver.subscribe === 'function'
+    );
   }
 
   /** `name`: how errors name this receiver (`fromIterable()`); its class name by default. */

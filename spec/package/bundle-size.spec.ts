@@ -35,6 +35,10 @@ describe('bundling keyedDispatch alone', () => {
     expect(code).not.toMatch(/from\s*"(node:)?fs"/);
   });
 
+  it('leaves out what only receivers and failure policies use (the Receiver class, GaveUp)', () => {
+    expect(code).not.toMatch(/acknowledgeOnReceipt|gave up after/);
+  });
+
   it('takes it in once thread lanes are imported', async () => {
     expect(await bundle('keyedDispatch, threadHandler')).toMatch(/worker_threads/);
   });

@@ -25,6 +25,8 @@ const result = {
   esmReceiverIsCjsReceiver: esm.fromIterable([1]) instanceof cjs.Receiver,
   cjsReceiverIsEsmReceiver: cjs.fromIterable([1]) instanceof esm.Receiver,
   plainObservableIsNoReceiver: new (require('rxjs').Observable)(() => {}) instanceof esm.Receiver,
+  bareProtocolObjectIsNoReceiver:
+    { [esm.openReceiver]: () => null, acknowledgeOnReceipt: () => null } instanceof esm.Receiver,
 };
 
 // A CommonJS policy gives up inside an ESM dispatcher: the message settles as failed, the stream goes on.
@@ -72,10 +74,11 @@ describe('two copies of the package (CommonJS and ESM) in one program', () => {
     expect(result.kafkaReceiverIsReceiverInEsm).toBe(true);
   });
 
-  it("tells the other copy's receivers as receivers, and a plain Observable as none", () => {
+  it("tells the other copy's receivers as receivers, and neither a plain Observable nor a bare object with the protocol method", () => {
     expect(result.esmReceiverIsCjsReceiver).toBe(true);
     expect(result.cjsReceiverIsEsmReceiver).toBe(true);
     expect(result.plainObservableIsNoReceiver).toBe(false);
+    expect(result.bareProtocolObjectIsNoReceiver).toBe(false);
   });
 
   it("applies the other copy's failure policy: a message it gives up on settles failed, the rest go on", () => {

@@ -40,7 +40,7 @@ export interface KafkaReceiverOptions {
    * commit, whichever of the two comes first. Integer ≥ 1. Default 200. One commit is in flight at a
    * time, and commits this triggers start at least 10 ms apart (at high rates they would otherwise
    * follow one another back to back). A smaller number means fewer messages handled again after a
-   * crash, and more commit requests.
+   * crash (down to what finishes in those 10 ms), and more commit requests.
    */
   commitEveryMessages?: number;
   /**
@@ -444,8 +444,12 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     }
   }
 
-  /** Commits now, or once `MIN_COMMIT_GAP_MS` has passed since the last commit started. */
+  /**
+   * Commits now, or once `MIN_COMMIT_GAP_MS` has passed since the last commit started, unless another
+   * commit took the count meanwhile. Not once stopping: a revoke or close commits on its own.
+   */
   private commitAfterGap(): void {
+    if (this.stopped || this.finishedSinceCommit < this.options.commitEveryMessages) return;
     const wait = this.lastCommitAt + MIN_COMMIT_GAP_MS - performance.now();
     if (wait <= 0) {
       void this.commitAll();
