@@ -16,6 +16,8 @@ import { keyedDispatch } from '../src';
 import { fromPlatformaticKafka, type KafkaMessage, kafkaKey } from '../src/kafka';
 
 interface AccountEvent {
+  /** The run that sent it: a run stops once its own events are billed. */
+  run: number;
   account: string;
   seq: number;
   cents: number;
@@ -36,7 +38,12 @@ async function main(): Promise<void> {
   for (let i = 0; i < EVENTS; i += 1000) {
     await producer.send({
       messages: Array.from({ length: 1000 }, (_, j) => {
-        const event: AccountEvent = { account: `acct-${(i + j) % ACCOUNTS}`, seq: i + j, cents: runId % 100 };
+        const event: AccountEvent = {
+          run: runId,
+          account: `acct-${(i + j) % ACCOUNTS}`,
+          seq: i + j,
+          cents: runId % 100,
+        };
         return { topic: TOPIC, key: Buffer.from(event.account), value: Buffer.from(JSON.stringify(event)) };
       }),
     });
@@ -55,6 +62,7 @@ async function main(): Promise<void> {
   });
   const balances = new Map<string, number>();
   let handled = 0;
+  let handledOfThisRun = 0;
   const billed = receiver.pipe(
     keyedDispatch<KafkaMessage, string, AccountEvent>({
       key: kafkaKey,
@@ -63,8 +71,10 @@ async function main(): Promise<void> {
         const event: AccountEvent = JSON.parse(message.value!.toString());
         await new Promise((resolve) => setTimeout(resolve, 1)); // a write to the account's store
         balances.set(event.account, (balances.get(event.account) ?? 0) + event.cents);
-        // A demo stops here; a service (or `--forever`) stops on a signal.
-        if (++handled === EVENTS && !FOREVER) void receiver.close();
+        handled++;
+        // A demo stops once its own events are billed (after any an earlier run left unbilled, which come
+        // first in their partitions); a service (or `--forever`) stops on a signal.
+        if (event.run === runId && ++handledOfThisRun === EVENTS && !FOREVER) void receiver.close();
         return event;
       },
     }),
@@ -72,8 +82,10 @@ async function main(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void receiver.close());
   const started = Date.now();
   await lastValueFrom(billed, { defaultValue: undefined });
+  const earlier = handled - handledOfThisRun;
   console.log(
-    `billed ${handled} events of ${balances.size} accounts in ${Date.now() - started} ms; offsets committed`,
+    `billed ${handled} events of ${balances.size} accounts in ${Date.now() - started} ms; offsets committed` +
+      (earlier > 0 ? ` (${earlier} of them sent by an earlier run)` : ''),
   );
 }
 
