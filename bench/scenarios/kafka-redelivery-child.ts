@@ -1,6 +1,7 @@
 // One consumer-group member of the kafka-redelivery scenario, run as its own process (bundled) so it can
 // be SIGKILLed. argv: groupId topic recordFile handler commitIntervalMs commitEveryMessages metadataMaxBytes
-// handler: `1ms` (a 1 ms sleep) or `rand5` (a random 0–5 ms sleep). Appends one line per handled
+// handler: `1ms` (a 1 ms sleep), `rand5` (a random 0–5 ms sleep) or `slowkey` (1 ms, but 50 ms for key 0,
+// whose unfinished messages hold its partition's committed offset back). Appends one line per handled
 // message once its handler has finished: "key seq partition timeMs". Reports progress over IPC.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
@@ -41,8 +42,10 @@ receiver
       key: kafkaKey,
       maxInFlight: 256,
       handle: async (m) => {
-        await sleep(handler === 'rand5' ? Math.floor(Math.random() * 6) : 1);
         const [key, seq] = (m.value as Buffer).toString().split(':');
+        await sleep(
+          handler === 'rand5' ? Math.floor(Math.random() * 6) : handler === 'slowkey' && key === '0' ? 50 : 1,
+        );
         // Written synchronously: a SIGKILL loses no line of a finished handler.
         writeSync(fd, `${key} ${seq} ${m.partition} ${performance.timeOrigin + performance.now()}\n`);
         handled++;

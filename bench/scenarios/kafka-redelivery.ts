@@ -118,7 +118,7 @@ async function waitFor(condition: () => boolean, limitMs = RUN_LIMIT_MS): Promis
 async function runOnce(
   child: string,
   topic: string,
-  handler: '1ms' | 'rand5',
+  handler: '1ms' | 'rand5' | 'slowkey',
   members: number,
   killAt: number,
   commits: Commits,
@@ -214,6 +214,12 @@ const scenario: Scenario = {
         handler: 'rand5' as const,
         members: 3,
         killAt: 33_000,
+      },
+      {
+        name: '(c) 1 consumer, 1 ms handlers but 50 ms for one key (it holds its partition back), killed at ~50k and restarted',
+        handler: 'slowkey' as const,
+        members: 1,
+        killAt: 50_000,
       },
     ];
     const rows: Array<Array<string | number>> = [];
