@@ -437,11 +437,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     for (const tracker of trackers) this.draining.delete(tracker);
   }
 
-  /** A message finished (or was skipped as finished): enough of them since the last commit commit now. */
+  /** A message finished (or was skipped as finished): once enough have since the last commit, a commit follows. */
   private countFinished(): void {
-    if (++this.finishedSinceCommit >= this.options.commitEveryMessages && this.gapTimer === null) {
-      this.commitAfterGap();
-    }
+    this.finishedSinceCommit++;
+    if (this.gapTimer === null) this.commitAfterGap();
   }
 
   /**
