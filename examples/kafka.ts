@@ -72,7 +72,7 @@ async function main(): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 1)); // a write to the account's store
         balances.set(event.account, (balances.get(event.account) ?? 0) + event.cents);
         handled++;
-        // A demo stops once its own events are billed (after any an earlier run left unbilled, which come
+        // A demo stops once its own events are billed (after any that earlier runs left unbilled, which come
         // first in their partitions); a service (or `--forever`) stops on a signal.
         if (event.run === runId && ++handledOfThisRun === EVENTS && !FOREVER) void receiver.close();
         return event;
@@ -82,10 +82,10 @@ async function main(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void receiver.close());
   const started = Date.now();
   await lastValueFrom(billed, { defaultValue: undefined });
-  const earlier = handled - handledOfThisRun;
+  const others = handled - handledOfThisRun;
   console.log(
     `billed ${handled} events of ${balances.size} accounts in ${Date.now() - started} ms; offsets committed` +
-      (earlier > 0 ? ` (${earlier} of them sent by an earlier run)` : ''),
+      (others > 0 ? ` (${others} of them sent by another run)` : ''),
   );
 }
 
