@@ -16,12 +16,24 @@ export interface KeyedExecutorOptions {
   longTurnMs?: number;
 }
 
-/** The lanes behind each executor, kept off the public class. */
-const laneSets = new WeakMap<KeyedExecutor, LaneSet>();
+/**
+ * Where an executor keeps its lanes: a registered symbol, so that a dispatcher of another copy of the
+ * library (the CommonJS build beside the ESM one) runs on them too. Not enumerable, off the public type.
+ */
+const LANE_SET = Symbol.for('keyed-dispatch.KeyedExecutor.lanes');
+
+interface WithLaneSet {
+  [LANE_SET]?: LaneSet;
+}
 
 /** The lanes of `executor`, for the dispatchers and meters that run on them. */
 export function lanesOf(executor: KeyedExecutor): LaneSet {
-  return laneSets.get(executor) as LaneSet;
+  return (executor as WithLaneSet)[LANE_SET] as LaneSet;
+}
+
+/** Whether `value` is a `KeyedExecutor`, of this copy of the library or of another. */
+export function isKeyedExecutor(value: unknown): value is KeyedExecutor {
+  return typeof value === 'object' && value !== null && (value as WithLaneSet)[LANE_SET] !== undefined;
 }
 
 let shared: KeyedExecutor | undefined;
@@ -59,7 +71,7 @@ export class KeyedExecutor {
       MAX_WORKERS,
     );
     const lanes = new LaneSet(this.workers);
-    laneSets.set(this, lanes);
+    Object.defineProperty(this, LANE_SET, { value: lanes });
     const longTurnMs = integerOption('KeyedExecutor', 'longTurnMs', options.longTurnMs, 50, 1);
     if (options.onLongTurn !== undefined) {
       const listener = functionOption('KeyedExecutor', 'onLongTurn', options.onLongTurn);

@@ -50,5 +50,9 @@ export {
 export { type DispatchSnapshot, DispatchStats, type HotKey } from './stats';
 export { NoThreadLaneError, ThreadCrashLoopError, ThreadExitedError } from './threads/errors';
 export { type ThreadHandler, type ThreadHandlerOptions, threadHandler } from './threads/handler';
-export { TRANSFER, transfer } from './threads/protocol';
-export { ThreadExecutor, type ThreadExecutorOptions } from './threads/thread-executor';
+export { TRANSFER, type TransferItem, transfer } from './threads/protocol';
+export {
+  ThreadExecutor,
+  type ThreadExecutorOptions,
+  type ThreadResourceLimits,
+} from './threads/thread-executor';

@@ -1,6 +1,6 @@
 import type { ObservableInput } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
-import { KeyedExecutor } from './executor';
+import { isKeyedExecutor, KeyedExecutor } from './executor';
 import { type FailurePolicy, isFailurePolicy, withPolicy } from './failure-policy';
 import { type DispatchStats, intakeBatch, isDispatchStats } from './stats';
 import type { ThreadHandler } from './threads/handler';
@@ -165,7 +165,7 @@ function executorOf(
 ): KeyedExecutor | ThreadExecutor {
   if (threadHandler === undefined) {
     if (executor === undefined) return KeyedExecutor.shared;
-    if (executor instanceof KeyedExecutor) return executor;
+    if (isKeyedExecutor(executor)) return executor;
     if (isThreadExecutor(executor)) {
       throw new TypeError(
         `${owner}: \`executor\` is a ThreadExecutor, so \`handle\` must be threadHandler(module, exportName), got a function`,
@@ -174,7 +174,7 @@ function executorOf(
   } else {
     if (executor === undefined) return sharedExecutorOf(threadHandler);
     if (isThreadExecutor(executor)) return executor;
-    if (executor instanceof KeyedExecutor) {
+    if (isKeyedExecutor(executor)) {
       throw new TypeError(
         `${owner}: \`handle\` is a thread handler (${threadHandler.moduleUrl}#${threadHandler.exportName}), so \`executor\` must be a ThreadExecutor, got a KeyedExecutor (event-loop lanes)`,
       );

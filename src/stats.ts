@@ -86,24 +86,32 @@ export interface StatsLink {
   detach(source: DispatchCounters): boolean;
 }
 
-const links = new WeakMap<DispatchStats, StatsLink>();
+/**
+ * Where a stats object keeps its link: a registered symbol, so that a dispatcher of another copy of the
+ * library (the CommonJS build beside the ESM one) reports to it too. Not enumerable, off the public type.
+ */
+const LINK = Symbol.for('keyed-dispatch.DispatchStats.link');
+
+interface WithLink {
+  [LINK]?: StatsLink;
+}
 
 /** How a dispatcher reaches `stats`. */
 export function statsLink(stats: DispatchStats): StatsLink {
-  return links.get(stats) as StatsLink;
+  return (stats as WithLink)[LINK] as StatsLink;
 }
 
 /**
- * Whether `value` is a `DispatchStats` (or `DispatchMetrics`) of this copy of the library: one that
- * registered its link. Not `instanceof`, which would keep the class in every bundle of `keyedDispatch`.
+ * Whether `value` is a `DispatchStats` (or `DispatchMetrics`), of this copy of the library or of another:
+ * one with a link. Not `instanceof`, which would keep the class in every bundle of `keyedDispatch`.
  */
 export function isDispatchStats(value: unknown): value is DispatchStats {
-  return typeof value === 'object' && value !== null && links.has(value as DispatchStats);
+  return typeof value === 'object' && value !== null && (value as WithLink)[LINK] !== undefined;
 }
 
 /** Gives `stats` its link (a subclass replaces its parent's, calling it as it sees fit). */
 export function linkStats(stats: DispatchStats, link: StatsLink): void {
-  links.set(stats, link);
+  Object.defineProperty(stats, LINK, { value: link, configurable: true });
 }
 
 /**

@@ -67,6 +67,24 @@ function readLines(file: string): Line[] {
   return lines;
 }
 
+/**
+ * The partitions the victim was working on when it died: those it handled in its last 2 s whose latest
+ * line before the kill is its own. A partition a rebalance had already moved to another member is not
+ * waiting for the victim's session to time out.
+ */
+function heldAtKill(victimLines: Line[], everyLine: Line[], killedAt: number): Set<number> {
+  const latest = new Map<number, number>();
+  for (const line of everyLine) {
+    if (line.at <= killedAt && line.at > (latest.get(line.partition) ?? -1))
+      latest.set(line.partition, line.at);
+  }
+  const held = new Set<number>();
+  for (const line of victimLines) {
+    if (line.at > killedAt - 2000 && latest.get(line.partition) === line.at) held.add(line.partition);
+  }
+  return held;
+}
+
 /** Distinct messages handled. */
 const distinct = (lines: Line[]) => new Set(lines.map((l) => l.key * MESSAGES + l.seq)).size;
 
@@ -142,8 +160,7 @@ async function runOnce(
   const beforeKill = files.flatMap(readLines);
   const firstAt = Math.min(...beforeKill.map((l) => l.at));
   const perSecond = (beforeKill.length * 1000) / (killedAt - firstAt);
-  // The partitions the victim was working on just before it died.
-  const victimPartitions = new Set(victimLines.filter((l) => l.at > killedAt - 2000).map((l) => l.partition));
+  const victimPartitions = heldAtKill(victimLines, beforeKill, killedAt);
   running.push(start());
   const all = () => files.flatMap(readLines);
   await waitFor(() => {

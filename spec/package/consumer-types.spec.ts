@@ -7,7 +7,8 @@ import { consumerProject, ROOT } from './packed';
  * A TypeScript user of the packed package who installed rxjs and none of the optional peers (broker
  * clients, OpenTelemetry, prom-client): our declarations must compile for them, under every module
  * resolution, with declaration emit of values our functions return. `@types/node` is there as in any
- * Node project (thread lanes name `worker_threads` types).
+ * Node project (the broker subpaths name `Buffer`); the main entry compiles without it (rxjs's own types
+ * then take timers from the DOM library, TypeScript's default).
  */
 const CONSUMER = `
 import { fromIterable, keyedDispatch, retryPolicy } from 'keyed-dispatch';
@@ -28,6 +29,19 @@ export const source = fromIterable([1, 2, 3]);
 export const exporters = [exportToOpenTelemetry, exportToPrometheus, serveDashboard, kafkaKey];
 `;
 
+/** The main entry alone, thread lanes and runtime included: Node's own types are not needed for it. */
+const MAIN_ONLY = `
+import { DispatchMetrics, DispatchRuntime, ThreadExecutor, threadHandler, transfer } from 'keyed-dispatch';
+
+export const executor = new ThreadExecutor({ workers: 2, resourceLimits: { maxOldGenerationSizeMb: 64 } });
+export const handle = threadHandler<{ id: string; body: Uint8Array }, number>('./price.js', 'price', {
+  transfer: (m) => [m.body.buffer],
+});
+export const marked = transfer({ done: true }, [new ArrayBuffer(8)]);
+export const metrics = new DispatchMetrics();
+export type Runtime = DispatchRuntime;
+`;
+
 // The ESM declarations through `exports`, the CommonJS ones through `typesVersions`; `attw --pack` in CI
 // checks every resolution mode finds them.
 const MODES = [
@@ -43,35 +57,48 @@ describe('the packed package, used from TypeScript without the optional peers', 
   }, 240_000);
   afterAll(() => project?.remove());
 
+  /** What tsc prints for `file` under `mode` (nothing when it compiles), with the given ambient types. */
+  function compile(mode: (typeof MODES)[number], file: string, types: string[]): string {
+    writeFileSync(join(project.dir, 'package.json'), JSON.stringify({ name: 'consumer', type: mode.type }));
+    writeFileSync(
+      join(project.dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: mode.module,
+          moduleResolution: mode.moduleResolution,
+          target: 'es2022',
+          strict: true,
+          skipLibCheck: false,
+          declaration: true,
+          emitDeclarationOnly: true,
+          outDir: 'out',
+          types,
+        },
+        files: [file],
+      }),
+    );
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    try {
+      execFileSync(process.execPath, [tsc, '-p', project.dir], { encoding: 'utf8', stdio: 'pipe' });
+      return '';
+    } catch (err) {
+      return String((err as { stdout?: string }).stdout ?? err);
+    }
+  }
+
   it.each(MODES)(
     'type-checks and emits declarations under $name resolution',
     (mode) => {
-      writeFileSync(join(project.dir, 'package.json'), JSON.stringify({ name: 'consumer', type: mode.type }));
-      writeFileSync(
-        join(project.dir, 'tsconfig.json'),
-        JSON.stringify({
-          compilerOptions: {
-            module: mode.module,
-            moduleResolution: mode.moduleResolution,
-            target: 'es2022',
-            strict: true,
-            skipLibCheck: false,
-            declaration: true,
-            emitDeclarationOnly: true,
-            outDir: 'out',
-            types: ['node'],
-          },
-          files: ['consumer.ts'],
-        }),
-      );
-      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-      let output = '';
-      try {
-        execFileSync(process.execPath, [tsc, '-p', project.dir], { encoding: 'utf8', stdio: 'pipe' });
-      } catch (err) {
-        output = String((err as { stdout?: string }).stdout ?? err);
-      }
-      expect(output).toBe('');
+      expect(compile(mode, 'consumer.ts', ['node'])).toBe('');
+    },
+    120_000,
+  );
+
+  it.each(MODES)(
+    'type-checks the main entry without @types/node under $name resolution',
+    (mode) => {
+      writeFileSync(join(project.dir, 'main-only.ts'), MAIN_ONLY);
+      expect(compile(mode, 'main-only.ts', [])).toBe('');
     },
     120_000,
   );

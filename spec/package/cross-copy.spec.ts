@@ -54,6 +54,34 @@ try {
 } finally {
   await executor.close();
 }
+// A CommonJS event-loop executor runs an ESM dispatcher, also one a runtime starts; a CommonJS
+// DispatchMetrics counts an ESM dispatcher, lanes included, and an ESM DispatchStats a CommonJS one.
+const lanes = new cjs.KeyedExecutor({ workers: 2 });
+const metrics = new cjs.DispatchMetrics();
+result.crossExecutorValues = await lastValueFrom(
+  esm.fromIterable([1, 2, 3, 4]).pipe(
+    esm.keyedDispatch({ key: (n) => n % 2, handle: (n) => [n * 10], executor: lanes, stats: metrics }),
+    toArray(),
+  ),
+);
+const snapshot = metrics.read();
+result.crossMetrics = { settled: snapshot.settled, lanes: snapshot.lanes.length };
+const stats = new esm.DispatchStats();
+await lastValueFrom(cjs.fromIterable([1, 2, 3]).pipe(cjs.keyedDispatch({ key: (n) => n, handle: (n) => [n], stats })));
+result.crossStatsSettled = stats.snapshot().settled;
+const runtimeValues = [];
+const runtime = new esm.DispatchRuntime({
+  executor: lanes,
+  components: [{
+    name: 'doubler',
+    source: esm.fromIterable([5, 6]),
+    dispatch: { key: (n) => n, handle: (n) => [n * 2] },
+    output: { next: (v) => runtimeValues.push(v) },
+  }],
+});
+await runtime.start();
+await runtime.stopGracefully({ timeout: 5000 });
+result.crossRuntimeValues = runtimeValues.sort();
 console.log(JSON.stringify(result));
 `;
 
@@ -87,5 +115,15 @@ describe('two copies of the package (CommonJS and ESM) in one program', () => {
 
   it("runs a thread handler on the other copy's thread executor", () => {
     expect(result.crossThreadValues).toEqual([1, 2]);
+  });
+
+  it("runs a dispatcher on the other copy's KeyedExecutor, for keyedDispatch and for a runtime", () => {
+    expect(result.crossExecutorValues).toEqual([10, 20, 30, 40]);
+    expect(result.crossRuntimeValues).toEqual([10, 12]);
+  });
+
+  it("counts into the other copy's DispatchStats and DispatchMetrics, lanes included", () => {
+    expect(result.crossMetrics).toEqual({ settled: 4, lanes: 2 });
+    expect(result.crossStatsSettled).toBe(3);
   });
 });

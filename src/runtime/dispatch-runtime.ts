@@ -9,7 +9,7 @@ import {
 import { createDispatcher } from '../dispatch/create-dispatcher';
 import { type DispatchCore, throwAll } from '../dispatch/dispatch-core';
 import { threadLoop } from '../engine/lane-loop';
-import { KeyedExecutor } from '../executor';
+import { isKeyedExecutor, KeyedExecutor } from '../executor';
 
 import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from '../options';
 import type { DispatchStats } from '../stats';
@@ -143,7 +143,7 @@ export class DispatchRuntime {
       );
     }
     const executor = options.executor ?? new KeyedExecutor();
-    if (!(executor instanceof KeyedExecutor) && !isThreadExecutor(executor)) {
+    if (!isKeyedExecutor(executor) && !isThreadExecutor(executor)) {
       throw new TypeError(
         `DispatchRuntime: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
       );

@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { TransferListItem } from 'node:worker_threads';
 import { describe, functionOption } from '../validate';
+import type { TransferItem } from './protocol';
 import { attachSharedExecutor } from './thread-access';
 import { ThreadExecutor } from './thread-executor';
 
@@ -11,7 +11,7 @@ export interface ThreadHandlerOptions<T> {
    * Lists the buffers and ports of a message that should move to the thread instead of being copied
    * (they become unusable on the main thread). Runs on the main thread once per message. Default: none.
    */
-  transfer?: (message: T) => readonly TransferListItem[];
+  transfer?: (message: T) => readonly TransferItem[];
 }
 
 /**
@@ -28,7 +28,7 @@ export interface ThreadHandler<T, R> {
   /** The name of the module's export that handles messages. */
   readonly exportName: string;
   /** The `transfer` option: what of a message moves to the thread instead of being copied. */
-  readonly transfer: ((message: T) => readonly TransferListItem[]) | undefined;
+  readonly transfer: ((message: T) => readonly TransferItem[]) | undefined;
   /** Phantom fields that carry the message and value types; never set. */
   readonly __types?: {
     /** The type of the messages handled. */

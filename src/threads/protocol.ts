@@ -39,8 +39,6 @@
  * DONE, and the RUN operations of one mailbox arrive in admission order.
  */
 
-import type { TransferListItem } from 'node:worker_threads';
-
 export enum ToThread {
   Open = 0,
   Run = 1,
@@ -111,6 +109,13 @@ export interface ThreadInit {
 }
 
 /**
+ * What a transfer list may hold: what Node's `postMessage` moves instead of copying (an `ArrayBuffer`, a
+ * `MessagePort`, a `FileHandle`, ...; anything else fails the message that listed it). Declared here, not
+ * taken from `node:worker_threads`, so that the package's types compile without `@types/node`.
+ */
+export type TransferItem = object;
+
+/**
  * Set this property on a value a thread handler emits (or on a message, see `threadHandler`'s
  * `transfer` option) to list `ArrayBuffer`s and ports that should be moved rather than copied across
  * the thread boundary. The symbol is registered, so plain JS handler modules can use
@@ -120,13 +125,13 @@ export interface ThreadInit {
 export const TRANSFER: unique symbol = Symbol.for('keyed-dispatch.transfer') as never;
 
 /** Marks `value` so that the buffers and ports in `list` move to the other thread instead of being copied. */
-export function transfer<V extends object>(value: V, list: readonly TransferListItem[]): V {
-  (value as { [TRANSFER]?: readonly TransferListItem[] })[TRANSFER] = list;
+export function transfer<V extends object>(value: V, list: readonly TransferItem[]): V {
+  (value as { [TRANSFER]?: readonly TransferItem[] })[TRANSFER] = list;
   return value;
 }
 
 /** The transfer list a value was marked with, if any. */
-export function transferListOf(value: unknown): readonly TransferListItem[] | undefined {
+export function transferListOf(value: unknown): readonly TransferItem[] | undefined {
   if (value === null || typeof value !== 'object') return undefined;
-  return (value as { [TRANSFER]?: readonly TransferListItem[] })[TRANSFER];
+  return (value as { [TRANSFER]?: readonly TransferItem[] })[TRANSFER];
 }

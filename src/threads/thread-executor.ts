@@ -1,16 +1,30 @@
 import { availableParallelism } from 'node:os';
-import type { ResourceLimits } from 'node:worker_threads';
 import { describe, integerOption, MAX_WORKERS, optionsObject } from '../validate';
 import { attachLanes } from './thread-access';
 import { ThreadLanes } from './thread-lanes';
 import { ThreadRouter } from './thread-router';
+
+/**
+ * V8 heap limits of a thread, as `worker_threads` takes them (declared here so that the package's types
+ * compile without `@types/node`). Each a number > 0 where given; Node's default otherwise.
+ */
+export interface ThreadResourceLimits {
+  /** Largest size of the heap space for recently created objects, in MB. */
+  maxYoungGenerationSizeMb?: number;
+  /** Largest size of the main heap, in MB. */
+  maxOldGenerationSizeMb?: number;
+  /** Size of the range preallocated for generated code, in MB. */
+  codeRangeSizeMb?: number;
+  /** Default stack size of the thread, in MB. */
+  stackSizeMb?: number;
+}
 
 /** Options of `ThreadExecutor`. */
 export interface ThreadExecutorOptions {
   /** Worker threads shared by every dispatcher given this executor. Integer from 1 to 1,024. Default: available processors. */
   workers?: number;
   /** V8 heap limits of each thread (`worker_threads` `resourceLimits`); a thread that exceeds them dies and is replaced. Default: Node's. */
-  resourceLimits?: ResourceLimits;
+  resourceLimits?: ThreadResourceLimits;
   /**
    * Times each thread lane may have its thread replaced within any minute. A death beyond that fails
    * the messages the thread held with `ThreadCrashLoopError` instead of running them again, and the
@@ -142,7 +156,7 @@ const RESOURCE_LIMITS = [
 ];
 
 /** `resourceLimits` checked field by field: each a number > 0 where given. */
-function resourceLimitsOf(limits: unknown): ResourceLimits | undefined {
+function resourceLimitsOf(limits: unknown): ThreadResourceLimits | undefined {
   if (limits === undefined) return undefined;
   if (limits === null || typeof limits !== 'object') {
     throw new TypeError(
@@ -157,5 +171,5 @@ function resourceLimitsOf(limits: unknown): ResourceLimits | undefined {
       );
     }
   }
-  return limits as ResourceLimits;
+  return limits as ThreadResourceLimits;
 }

@@ -14,6 +14,7 @@ import {
   type ThreadInit,
   ToMain,
   ToThread,
+  type TransferItem,
   withdrawTicket,
 } from './protocol';
 import { ThreadSlot } from './thread-slot';
@@ -39,7 +40,7 @@ export interface PostedMessage {
   readonly key: unknown;
   readonly message: unknown;
   /** What the client's `transfer` option listed for it (moved, not copied, to the thread). */
-  readonly transfers: readonly TransferListItem[] | undefined;
+  readonly transfers: readonly TransferItem[] | undefined;
 }
 
 /** A dispatcher's router as a thread executor sees it. */
@@ -186,7 +187,7 @@ export class ThreadLanes {
     placement: KeyPlacement,
     key: unknown,
     message: unknown,
-    transfers: readonly TransferListItem[] | undefined,
+    transfers: readonly TransferItem[] | undefined,
   ): void {
     const id = ++this.nextMessageId;
     const ticket = client.tickets.take();
@@ -319,7 +320,7 @@ export class ThreadLanes {
         if (posted === undefined) continue;
         const single = [ToThread.Run, channel, 1, ...ops.slice(i, i + RUN_MESSAGE_FIELDS)];
         try {
-          worker.postMessage(single, posted.transfers ?? []);
+          worker.postMessage(single, (posted.transfers ?? []) as readonly TransferListItem[]);
         } catch (err) {
           this.failHeld(posted, notCloneable('a message', err));
         }

@@ -1,7 +1,7 @@
-import type { TransferListItem } from 'node:worker_threads';
 import type { Routed, Router } from '../dispatch/router';
 import { NoThreadLaneError } from './errors';
 import type { ThreadHandler } from './handler';
+import type { TransferItem } from './protocol';
 import type { KeyPlacement, PostedMessage, ThreadClient, ThreadLanes } from './thread-lanes';
 import { TicketBoard } from './tickets';
 
@@ -41,7 +41,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
   route(key: K, message: T): boolean {
     let placement = this.placements.get(key);
     if (placement !== undefined && placement.unfinished >= this.maxPerKey) return false;
-    let transfers: readonly TransferListItem[] | undefined;
+    let transfers: readonly TransferItem[] | undefined;
     const transfer = this.handler.transfer;
     if (transfer !== undefined) {
       try {

@@ -1,5 +1,5 @@
 import type { TransferListItem, Worker } from 'node:worker_threads';
-import { FLUSH_AT, ToThread } from './protocol';
+import { FLUSH_AT, ToThread, type TransferItem } from './protocol';
 
 /**
  * One thread lane as the main thread sees it: the worker now running it (replaced when it dies), the
@@ -20,7 +20,7 @@ export class ThreadSlot {
   respawnTimes: number[] = [];
   /** Operations for the worker, posted as one batch (see protocol.ts). */
   private ops: unknown[] = [];
-  private transfers: TransferListItem[] = [];
+  private transfers: TransferItem[] = [];
   private flushQueued = false;
   /** The channel of the RUN operation that ends `ops` (its messages can be appended), or -1. */
   private runChannel = -1;
@@ -64,7 +64,7 @@ export class ThreadSlot {
     this.scheduleFlush();
   }
 
-  addTransfers(list: readonly TransferListItem[]): void {
+  addTransfers(list: readonly TransferItem[]): void {
     for (const item of list) this.transfers.push(item);
   }
 
@@ -104,7 +104,7 @@ export class ThreadSlot {
     const worker = this.worker;
     if (worker === null) return;
     try {
-      worker.postMessage(ops, transfers);
+      worker.postMessage(ops, transfers as TransferListItem[]);
     } catch {
       this.onUncloneable(this, ops);
     }

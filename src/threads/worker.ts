@@ -19,6 +19,7 @@ import {
   type ThreadInit,
   ToMain,
   ToThread,
+  type TransferItem,
   transferListOf,
 } from './protocol';
 
@@ -43,9 +44,9 @@ const lane = new Lane(init.index, threadLoop);
 
 /** Records for the main thread, posted together (see protocol.ts). */
 let outgoing: unknown[] = [];
-let outgoingTransfers: TransferListItem[] = [];
+let outgoingTransfers: TransferItem[] = [];
 /** The records of `outgoing` that carry a transfer list: where each starts, and its list. */
-let listed: Array<{ at: number; list: readonly TransferListItem[] }> = [];
+let listed: Array<{ at: number; list: readonly TransferItem[] }> = [];
 let flushQueued = false;
 /** When the pending batch got its first record, and records added since its age was last checked. */
 let batchStarted = 0;
@@ -64,7 +65,7 @@ let sendsSinceCheck = 0;
 const FLUSH_AFTER_MS = 4;
 const CHECK_EVERY = 8;
 
-function send(op: ToMain, id: number, value?: unknown, transfers?: readonly TransferListItem[]): void {
+function send(op: ToMain, id: number, value?: unknown, transfers?: readonly TransferItem[]): void {
   if (transfers !== undefined) {
     listed.push({ at: outgoing.length, list: transfers });
     for (const item of transfers) outgoingTransfers.push(item);
@@ -100,7 +101,7 @@ function flush(): void {
   outgoingTransfers = [];
   listed = [];
   try {
-    port.postMessage(batch, transfers);
+    port.postMessage(batch, transfers as TransferListItem[]);
   } catch {
     postOneByOne(batch, lists);
   }
@@ -113,7 +114,7 @@ function flush(): void {
  */
 function postOneByOne(
   batch: unknown[],
-  lists: ReadonlyArray<{ at: number; list: readonly TransferListItem[] }>,
+  lists: ReadonlyArray<{ at: number; list: readonly TransferItem[] }>,
 ): void {
   let nextList = 0;
   for (let i = 0; i < batch.length; ) {
@@ -121,7 +122,7 @@ function postOneByOne(
     const width = op === ToMain.Done ? 2 : 3;
     const list = nextList < lists.length && lists[nextList].at === i ? lists[nextList++].list : [];
     try {
-      port.postMessage(batch.slice(i, i + width), list);
+      port.postMessage(batch.slice(i, i + width), list as readonly TransferListItem[]);
     } catch (err) {
       port.postMessage([ToMain.Fail, batch[i + 1], notCloneable(op, batch[i + 2], err)]);
     }
