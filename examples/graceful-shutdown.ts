@@ -17,6 +17,7 @@ class VersionConflict extends Error {}
 
 const deposits = new LocalBus<Deposit>();
 const acknowledged: Deposit[] = [];
+let failed = 0;
 const balances = new Map<string, number>();
 
 /** Applies a deposit after a simulated store write of 50–450 ms; every 25th write conflicts once. */
@@ -44,7 +45,9 @@ const runtime = new DispatchRuntime({
     dispatchComponent({
       name: 'deposits',
       // Acknowledged only once the handler has finished: what is left is never acknowledged.
-      source: deposits.receive({ onSettled: (d, outcome) => outcome === 'done' && acknowledged.push(d) }),
+      source: deposits.receive({
+        onSettled: (d, outcome) => (outcome === 'done' ? acknowledged.push(d) : failed++),
+      }),
       dispatch: {
         key: (d: Deposit) => d.account,
         handle: applyDeposit,
@@ -80,10 +83,19 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   console.log(`${signal}: stopping intake, draining for at most 1 s ...`);
   clearInterval(producer);
+  // Still in the bus, never delivered: intake closes as the stop begins, and they go with the receiver.
+  const undelivered = deposits.pending;
   const report = await runtime.stopGracefully({ timeout: 1_000, drain: 'all' });
-  console.log(`stop outcome: ${report.outcome}`);
+  const meaning = {
+    drained: 'every admitted deposit finished in time',
+    deadline: 'the 1 s deadline cut what had not finished',
+    forced: 'forced by a second signal',
+  };
+  console.log(`stop outcome: ${report.outcome} (${meaning[report.outcome]})`);
+  let cut = 0;
   for (const c of report.components) {
     const left = c.leftForRedelivery as Deposit[];
+    cut += left.length;
     console.log(
       `  ${c.name}: ${c.state}; finished while stopping: ${c.drained} (failed ${c.failed}); ` +
         `left unacknowledged for redelivery: ${left.length}` +
@@ -96,8 +108,14 @@ async function shutdown(signal: string): Promise<void> {
     );
   }
   console.log(
-    `acknowledged in all: ${acknowledged.length} of ${seq} sent; executor closed: ${runtime.executor.closed}`,
+    `sent ${seq}: ${acknowledged.length} acknowledged, ${failed} failed, ${cut} cut by the deadline ` +
+      `(left unacknowledged), ${undelivered} never delivered (still in the bus when intake closed)`,
   );
+  console.log(
+    '  with a broker, the cut and the undelivered deposits would be delivered again to the next consumer; ' +
+      'an in-process LocalBus keeps nothing once it closes',
+  );
+  console.log(`executor closed: ${runtime.executor.closed}`);
   deposits.close();
 }
 

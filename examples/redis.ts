@@ -7,7 +7,7 @@
  *   npx ts-node --transpile-only examples/redis.ts --forever      # then keeps consuming until Ctrl-C
  *   npx ts-node --transpile-only examples/redis.ts 0 2 --forever  # consumer 0 of 2 (start 1 of 2 elsewhere)
  */
-import Redis from 'ioredis';
+import { Redis } from 'ioredis';
 import { keyedDispatch } from '../src';
 import { fromRedisStreams, StreamPartitions } from '../src/redis';
 

@@ -62,6 +62,13 @@ start() {
     log "already running on $HOST:$PORT, $(owner) ($(elapsed))"
     return 0
   fi
+  if ! our_pid >/dev/null && (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
+    # Another server serves the client port, but its monitor port does not report JetStream healthy: a
+    # second server could not bind the port, and this one cannot be checked for JetStream.
+    log "something already answers on $HOST:$PORT, but http://$HOST:$MON_PORT does not report JetStream healthy;"
+    log "run it with JetStream and monitoring (nats-server -js -m $MON_PORT), stop it, or set NATS_PORT"
+    exit 1
+  fi
   ensure_installed
   mkdir -p "$D/nats"
   if ! our_pid >/dev/null; then
