@@ -91,7 +91,9 @@ describe('examples', () => {
       expect(run.stdout).toMatch(/stop outcome: (drained|deadline)/);
       expect(run.stdout).toContain('executor closed: true');
       // Every deposit sent is accounted for: acknowledged, failed, cut by the deadline or never delivered.
-      const tally = /sent (\d+): (\d+) acknowledged, (\d+) failed, (\d+) cut .*?, (\d+) never delivered/.exec(run.stdout);
+      const tally = /sent (\d+): (\d+) acknowledged, (\d+) failed, (\d+) cut .*?, (\d+) never delivered/.exec(
+        run.stdout,
+      );
       expect(tally).not.toBeNull();
       const [sent, ...parts] = (tally as RegExpExecArray).slice(1).map(Number);
       expect(parts.reduce((a, b) => a + b, 0)).toBe(sent);
