@@ -313,8 +313,9 @@ const scenario: Scenario = {
       '',
       'Handled twice: handler runs beyond one per message (of 100,000). Order violations: a key whose messages, in the ' +
         'order they finished, skip ahead (a replay starting lower and going on in order is allowed). Restart delay: from the ' +
-        "SIGKILL to the first message handled again on a partition the killed member was working on — about the killed member's " +
-        'session timeout (kafkajs has no static membership, so nothing shorter is possible with it).',
+        'SIGKILL to the first message handled again on a partition the killed member held when it died (it handled the ' +
+        "partition's latest message before the kill) — about the killed member's session timeout (kafkajs has no static " +
+        'membership, so nothing shorter is possible with it).',
       '',
       `Throughput without a kill (1 consumer, 1 ms handlers, window 256, ${5 * trials} runs each, taking turns):`,
       '',
