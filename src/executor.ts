@@ -18,9 +18,11 @@ export interface KeyedExecutorOptions {
 
 /**
  * Where an executor keeps its lanes: a registered symbol, so that a dispatcher of another copy of the
- * library (the CommonJS build beside the ESM one) runs on them too. Not enumerable, off the public type.
+ * library (the CommonJS build beside the ESM one) runs on them too; every copy shares the thread's loop.
+ * Versioned: bumped when what copies share changes, so that mismatched copies refuse each other's
+ * executors. Not enumerable, off the public type.
  */
-const LANE_SET = Symbol.for('keyed-dispatch.KeyedExecutor.lanes');
+const LANE_SET = Symbol.for('keyed-dispatch.KeyedExecutor.lanes@1');
 
 interface WithLaneSet {
   [LANE_SET]?: LaneSet;

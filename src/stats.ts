@@ -88,9 +88,10 @@ export interface StatsLink {
 
 /**
  * Where a stats object keeps its link: a registered symbol, so that a dispatcher of another copy of the
- * library (the CommonJS build beside the ESM one) reports to it too. Not enumerable, off the public type.
+ * library (the CommonJS build beside the ESM one) reports to it too. Versioned as the executor's lanes
+ * are (see `executor.ts`). Not enumerable, off the public type.
  */
-const LINK = Symbol.for('keyed-dispatch.DispatchStats.link');
+const LINK = Symbol.for('keyed-dispatch.DispatchStats.link@1');
 
 interface WithLink {
   [LINK]?: StatsLink;

@@ -33,9 +33,11 @@ ensure_installed() {
   if [ "${#pkgs[@]}" -gt 0 ]; then apt_install "${pkgs[@]}"; fi
 }
 
+# JetStream is healthy on the server whose monitor port this is, and that server serves our client port.
 healthy() {
   command -v curl >/dev/null 2>&1 || return 1
-  curl -sf -o /dev/null --max-time 2 "$HEALTH_URL"
+  curl -sf -o /dev/null --max-time 2 "$HEALTH_URL" || return 1
+  curl -sf --max-time 2 "http://$HOST:$MON_PORT/varz" | grep -Eq "\"port\": *$PORT[,}[:space:]]"
 }
 
 # The command line this script starts the server with, up to the store directory: it tells ours from
@@ -63,11 +65,19 @@ start() {
     return 0
   fi
   if ! our_pid >/dev/null && (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
-    # Another server serves the client port, but its monitor port does not report JetStream healthy: a
-    # second server could not bind the port, and this one cannot be checked for JetStream.
-    log "something already answers on $HOST:$PORT, but http://$HOST:$MON_PORT does not report JetStream healthy;"
-    log "run it with JetStream and monitoring (nats-server -js -m $MON_PORT), stop it, or set NATS_PORT"
-    exit 1
+    # Another server holds the client port (a second one could not bind it). It may still be starting
+    # (another checkout's script): wait for it to report JetStream healthy, then use it.
+    local until=$(( $(date +%s) + START_TIMEOUT_S ))
+    until healthy; do
+      if [ "$(date +%s)" -ge "$until" ]; then
+        log "something already answers on $HOST:$PORT, but http://$HOST:$MON_PORT does not report JetStream healthy for it;"
+        log "run it with JetStream and monitoring (nats-server -js -m $MON_PORT), stop it, or set NATS_PORT"
+        exit 1
+      fi
+      sleep 0.2
+    done
+    log "already running on $HOST:$PORT, $(owner) ($(elapsed))"
+    return 0
   fi
   ensure_installed
   mkdir -p "$D/nats"

@@ -7,7 +7,7 @@ import { consumerProject, ROOT } from './packed';
  * A TypeScript user of the packed package who installed rxjs and none of the optional peers (broker
  * clients, OpenTelemetry, prom-client): our declarations must compile for them, under every module
  * resolution, with declaration emit of values our functions return. `@types/node` is there as in any
- * Node project (the broker subpaths name `Buffer`); the main entry compiles without it (rxjs's own types
+ * Node project (the Kafka subpath names `Buffer`); the main entry compiles without it (rxjs's own types
  * then take timers from the DOM library, TypeScript's default).
  */
 const CONSUMER = `
@@ -34,10 +34,12 @@ const MAIN_ONLY = `
 import { DispatchMetrics, DispatchRuntime, ThreadExecutor, threadHandler, transfer } from 'keyed-dispatch';
 
 export const executor = new ThreadExecutor({ workers: 2, resourceLimits: { maxOldGenerationSizeMb: 64 } });
-export const handle = threadHandler<{ id: string; body: Uint8Array }, number>('./price.js', 'price', {
-  transfer: (m) => [m.body.buffer],
+export const handle = threadHandler<{ id: string; body: ArrayBuffer }, number>('./price.js', 'price', {
+  transfer: (m) => [m.body],
 });
 export const marked = transfer({ done: true }, [new ArrayBuffer(8)]);
+// @ts-expect-error a typed array does not move to a thread, its buffer does
+export const wrong = transfer({ done: true }, [new Uint8Array(8)]);
 export const metrics = new DispatchMetrics();
 export type Runtime = DispatchRuntime;
 `;

@@ -58,12 +58,26 @@ try {
 // DispatchMetrics counts an ESM dispatcher, lanes included, and an ESM DispatchStats a CommonJS one.
 const lanes = new cjs.KeyedExecutor({ workers: 2 });
 const metrics = new cjs.DispatchMetrics();
-result.crossExecutorValues = await lastValueFrom(
+result.crossExecutorValues = (await lastValueFrom(
   esm.fromIterable([1, 2, 3, 4]).pipe(
     esm.keyedDispatch({ key: (n) => n % 2, handle: (n) => [n * 10], executor: lanes, stats: metrics }),
     toArray(),
   ),
-);
+)).sort((a, b) => a - b);
+// The order of starts, as one copy alone gives it: a synchronous source's first admission batch is
+// taken in whole before any lane runs, so the lanes then take turns across keys.
+const startOrder = async (lib, executor) => {
+  const started = [];
+  await lastValueFrom(
+    lib.fromIterable([1, 2, 3, 4, 5, 6]).pipe(
+      lib.keyedDispatch({ key: (n) => n % 2, handle: (n) => { started.push(n); return [n]; }, executor }),
+      toArray(),
+    ),
+  );
+  return started.join(' ');
+};
+result.startOrderOneCopy = await startOrder(cjs, new cjs.KeyedExecutor({ workers: 2 }));
+result.startOrderMixed = await startOrder(esm, lanes);
 const snapshot = metrics.read();
 result.crossMetrics = { settled: snapshot.settled, lanes: snapshot.lanes.length };
 const stats = new esm.DispatchStats();
@@ -120,6 +134,8 @@ describe('two copies of the package (CommonJS and ESM) in one program', () => {
   it("runs a dispatcher on the other copy's KeyedExecutor, for keyedDispatch and for a runtime", () => {
     expect(result.crossExecutorValues).toEqual([10, 20, 30, 40]);
     expect(result.crossRuntimeValues).toEqual([10, 12]);
+    // The admission batch holds the other copy's lanes too: keys take turns as with one copy.
+    expect(result.startOrderMixed).toBe(result.startOrderOneCopy);
   });
 
   it("counts into the other copy's DispatchStats and DispatchMetrics, lanes included", () => {

@@ -293,5 +293,13 @@ export function reportLater(err: unknown): void {
   });
 }
 
-/** The loop of the thread this module is loaded in (the main thread, or one worker thread). */
-export const threadLoop = new LaneLoop();
+/** Where a thread keeps its loop (see `threadLoop`); versioned, so copies whose loops differ never share one. */
+const THREAD_LOOP = Symbol.for('keyed-dispatch.threadLoop@1');
+
+/**
+ * The loop of the thread this module is loaded in (the main thread, or one worker thread). Kept on the
+ * thread's global object, so every copy of the library in the thread (its CommonJS and ESM builds) runs
+ * on the same loop: a dispatcher of one copy holds and drains the lanes of another copy's executor.
+ */
+export const threadLoop: LaneLoop = ((globalThis as { [THREAD_LOOP]?: LaneLoop })[THREAD_LOOP] ??=
+  new LaneLoop());

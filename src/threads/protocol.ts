@@ -109,11 +109,17 @@ export interface ThreadInit {
 }
 
 /**
- * What a transfer list may hold: what Node's `postMessage` moves instead of copying (an `ArrayBuffer`, a
- * `MessagePort`, a `FileHandle`, ...; anything else fails the message that listed it). Declared here, not
- * taken from `node:worker_threads`, so that the package's types compile without `@types/node`.
+ * What a transfer list may hold: what Node's `postMessage` moves instead of copying — an `ArrayBuffer` (a
+ * typed array's `.buffer`, not the typed array), a `MessagePort`, a `FileHandle`, an `X509Certificate`
+ * or a `Blob`. Described by shape rather than taken from `node:worker_threads`, so that the package's
+ * types compile without `@types/node`; anything else fails, at run time, the message that listed it.
  */
-export type TransferItem = object;
+export type TransferItem =
+  | ArrayBuffer
+  | { postMessage(value: unknown): void; start(): void; close(): void }
+  | { readonly fd: number; close(): Promise<void> }
+  | { readonly fingerprint256: string }
+  | { readonly size: number; readonly type: string; arrayBuffer(): Promise<ArrayBuffer> };
 
 /**
  * Set this property on a value a thread handler emits (or on a message, see `threadHandler`'s

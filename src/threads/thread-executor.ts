@@ -153,7 +153,7 @@ const RESOURCE_LIMITS = [
   'maxOldGenerationSizeMb',
   'codeRangeSizeMb',
   'stackSizeMb',
-];
+] as const satisfies ReadonlyArray<keyof ThreadResourceLimits>;
 
 /** `resourceLimits` checked field by field: each a number > 0 where given. */
 function resourceLimitsOf(limits: unknown): ThreadResourceLimits | undefined {
