@@ -6,10 +6,11 @@ import type { ThreadExecutor } from './thread-executor';
  * What the dispatcher core needs of thread lanes, reached through the objects that bring them (a
  * `ThreadExecutor`, a `threadHandler`) rather than through imports: the thread stack (worker_threads,
  * the worker script) loads only when thread lanes are used. Registered symbols, so the executor and
- * handler of another copy of the library (its CommonJS build beside the ESM one) are recognised too.
+ * handler of another copy of the library (its CommonJS build beside the ESM one) are recognised too;
+ * versioned as the event-loop executor's lanes are (see `executor.ts`).
  */
-const LANES = Symbol.for('keyed-dispatch.ThreadExecutor.lanes');
-const SHARED_EXECUTOR = Symbol.for('keyed-dispatch.threadHandler.sharedExecutor');
+const LANES = Symbol.for('keyed-dispatch.ThreadExecutor.lanes@1');
+const SHARED_EXECUTOR = Symbol.for('keyed-dispatch.threadHandler.sharedExecutor@1');
 
 /** A `ThreadExecutor`'s side that dispatchers use, kept off its public members. */
 export interface ThreadLanesAccess {
