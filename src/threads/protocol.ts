@@ -116,10 +116,32 @@ export interface ThreadInit {
  */
 export type TransferItem =
   | ArrayBuffer
-  | { postMessage(value: unknown): void; start(): void; close(): void }
-  | { readonly fd: number; close(): Promise<void> }
-  | { readonly fingerprint256: string }
-  | { readonly size: number; readonly type: string; arrayBuffer(): Promise<ArrayBuffer> };
+  | {
+      /** A `MessagePort`: sends to the other end. */
+      postMessage(value: unknown): void;
+      /** A `MessagePort`: starts delivering messages. */
+      start(): void;
+      /** A `MessagePort`: closes it. */
+      close(): void;
+    }
+  | {
+      /** A `FileHandle`: its file descriptor. */
+      readonly fd: number;
+      /** A `FileHandle`: closes it. */
+      close(): Promise<void>;
+    }
+  | {
+      /** An `X509Certificate`: its SHA-256 fingerprint. */
+      readonly fingerprint256: string;
+    }
+  | {
+      /** A `Blob`: its size in bytes. */
+      readonly size: number;
+      /** A `Blob`: its MIME type. */
+      readonly type: string;
+      /** A `Blob`: its bytes. */
+      arrayBuffer(): Promise<ArrayBuffer>;
+    };
 
 /**
  * Set this property on a value a thread handler emits (or on a message, see `threadHandler`'s
