@@ -63,7 +63,9 @@ export class KeyedExecutor {
   private readonly stopLongTurns: (() => void) | null = null;
 
   constructor(options: KeyedExecutorOptions = {}) {
-    optionsObject('KeyedExecutor', options);
+    optionsObject('KeyedExecutor', options, ['workers', 'onLongTurn', 'longTurnMs'] satisfies Array<
+      keyof KeyedExecutorOptions
+    >);
     this.workers = integerOption(
       'KeyedExecutor',
       'workers',

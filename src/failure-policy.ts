@@ -133,7 +133,13 @@ interface ResolvedRetryPolicy<T, K> {
  * Values emitted by a failed attempt have already been emitted; a retry emits its own.
  */
 export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): FailurePolicy<T, K> {
-  optionsObject('retryPolicy', options);
+  optionsObject('retryPolicy', options, [
+    'maxAttempts',
+    'backoff',
+    'retryable',
+    'deadLetter',
+    'random',
+  ] satisfies Array<keyof RetryPolicyOptions<T, K>>);
   const backoff = options.backoff === undefined ? {} : options.backoff;
   if (backoff === null || typeof backoff !== 'object') {
     throw new TypeError(

@@ -91,6 +91,20 @@ export interface ResolvedDispatchOptions<T, K, R> {
   stats: DispatchStats | undefined;
 }
 
+/** Every option of `keyedDispatch`; any other key is refused. */
+const DISPATCH_OPTIONS = [
+  'key',
+  'handle',
+  'executor',
+  'maxInFlight',
+  'maxPerKey',
+  'maxParked',
+  'throughput',
+  'onOverflow',
+  'stats',
+  'onFailure',
+] as const satisfies ReadonlyArray<keyof KeyedDispatchOptions<unknown, unknown, unknown>>;
+
 /**
  * Checks `keyedDispatch`'s options and fills in the defaults; `owner` names the caller in errors (a
  * runtime names the component). Handler and executor must be of the same lane kind.
@@ -99,7 +113,7 @@ export function resolveDispatchOptions<T, K, R>(
   options: KeyedDispatchOptions<T, K, R>,
   owner = 'keyedDispatch',
 ): ResolvedDispatchOptions<T, K, R> {
-  optionsObject(owner, options);
+  optionsObject(owner, options, DISPATCH_OPTIONS);
   const maxInFlight = integerOption(owner, 'maxInFlight', options.maxInFlight, 256, 1);
   const onOverflow = options.onOverflow === undefined ? 'buffer' : options.onOverflow;
   if (onOverflow !== 'buffer' && onOverflow !== 'error') {

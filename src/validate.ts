@@ -3,10 +3,22 @@
  * value and its type (`keyedDispatch: expected \`maxInFlight\` to be an integer >= 1, got 0.5 (number)`).
  */
 
-/** Throws unless `options` is an object, naming its owner: every options bag is checked this way first. */
-export function optionsObject(owner: string, options: unknown): void {
+/**
+ * Throws unless `options` is an object, naming its owner: every options bag is checked this way first.
+ * Given the owner's option `names`, it also rejects any other key: a misspelt option (`maxInflight`)
+ * would otherwise be ignored and its default taken without a word.
+ */
+export function optionsObject(owner: string, options: unknown, names?: readonly string[]): void {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${owner}: expected an options object, got ${describe(options)}`);
+  }
+  if (names === undefined) return;
+  for (const name of Object.keys(options)) {
+    if (!names.includes(name)) {
+      throw new TypeError(
+        `${owner}: unknown option \`${name}\`; its options are ${names.map((n) => `\`${n}\``).join(', ')}`,
+      );
+    }
   }
 }
 

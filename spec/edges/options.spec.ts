@@ -28,6 +28,35 @@ describe('option validation', () => {
     );
   });
 
+  it.each([
+    ['keyedDispatch', 'maxInflight', () => keyedDispatch({ key, handle, maxInflight: 4096 } as never)],
+    [
+      'keyedDispatch',
+      'metrics',
+      () => keyedDispatch({ key, handle, metrics: new DispatchMetrics() } as never),
+    ],
+    ['KeyedExecutor', 'lanes', () => new KeyedExecutor({ lanes: 2 } as never)],
+    ['ThreadExecutor', 'threads', () => new ThreadExecutor({ threads: 2 } as never)],
+    ['DispatchMetrics', 'hotkeys', () => new DispatchMetrics({ hotkeys: 5 } as never)],
+    ['retryPolicy', 'attempts', () => retryPolicy({ attempts: 5 } as never)],
+  ])(
+    '%s rejects `%s`, an option it does not have, instead of ignoring it and taking the defaults',
+    (owner, name, make) => {
+      expect(make).toThrow(`${owner}: unknown option \`${name}\``);
+    },
+  );
+
+  it('names the unknown option of a runtime component, whose dispatch options keyedDispatch checks', () => {
+    expect(
+      () =>
+        new DispatchRuntime({
+          components: [
+            { name: 'orders', source: fromIterable([1]), dispatch: { key, handle, maxInflight: 8 } as never },
+          ],
+        }),
+    ).toThrow("DispatchRuntime: components[0] ('orders').dispatch: unknown option `maxInflight`");
+  });
+
   it('rejects `onOverflow: null` instead of taking the default', () => {
     expect(() => keyedDispatch({ key, handle, onOverflow: null as never })).toThrow(
       "keyedDispatch: expected `onOverflow` to be 'buffer' or 'error', got null",

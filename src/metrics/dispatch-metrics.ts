@@ -135,7 +135,9 @@ export class DispatchMetrics extends DispatchStats {
     private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {
     super();
-    optionsObject('DispatchMetrics', options);
+    optionsObject('DispatchMetrics', options, ['hotKeys', 'sampleEvery', 'longTurnMs'] satisfies Array<
+      keyof DispatchMetricsOptions
+    >);
     this.hotKeyCount = integerOption('DispatchMetrics', 'hotKeys', options.hotKeys, 10, 0);
     this.sampleEvery = integerOption('DispatchMetrics', 'sampleEvery', options.sampleEvery, 256, 1);
     const longTurnMs = options.longTurnMs;

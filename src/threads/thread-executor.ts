@@ -88,7 +88,11 @@ export class ThreadExecutor {
   readonly workers: number;
 
   constructor(options: ThreadExecutorOptions = {}) {
-    optionsObject('ThreadExecutor', options);
+    optionsObject('ThreadExecutor', options, [
+      'workers',
+      'resourceLimits',
+      'maxRespawnsPerMinute',
+    ] satisfies Array<keyof ThreadExecutorOptions>);
     this.workers = integerOption(
       'ThreadExecutor',
       'workers',
