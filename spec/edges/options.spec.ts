@@ -4,6 +4,7 @@ import {
   fromIterable,
   KeyedExecutor,
   keyedDispatch,
+  LocalBus,
   retryPolicy,
   ThreadExecutor,
 } from 'keyed-dispatch';
@@ -39,12 +40,24 @@ describe('option validation', () => {
     ['ThreadExecutor', 'threads', () => new ThreadExecutor({ threads: 2 } as never)],
     ['DispatchMetrics', 'hotkeys', () => new DispatchMetrics({ hotkeys: 5 } as never)],
     ['retryPolicy', 'attempts', () => retryPolicy({ attempts: 5 } as never)],
+    ['LocalBus', 'capacity', () => new LocalBus({ capacity: 5 } as never)],
+    ['DispatchRuntime', 'component', () => new DispatchRuntime({ component: [] } as never)],
   ])(
     '%s rejects `%s`, an option it does not have, instead of ignoring it and taking the defaults',
     (owner, name, make) => {
       expect(make).toThrow(`${owner}: unknown option \`${name}\``);
     },
   );
+
+  it('refuses an unknown option of stopGracefully before stopping anything', async () => {
+    const runtime = new DispatchRuntime({
+      components: [{ name: 'orders', source: fromIterable([1]), dispatch: { key, handle } }],
+    });
+    expect(() => runtime.stopGracefully({ deadline: 10 } as never)).toThrow(
+      'stopGracefully: unknown option `deadline`',
+    );
+    await runtime.stopGracefully();
+  });
 
   it('names the unknown option of a runtime component, whose dispatch options keyedDispatch checks', () => {
     expect(

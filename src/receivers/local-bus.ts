@@ -118,7 +118,7 @@ export class LocalBus<T> {
   readonly #maxPending: number;
 
   constructor(options: LocalBusOptions = {}) {
-    optionsObject('LocalBus', options);
+    optionsObject('LocalBus', options, ['maxPending'] satisfies Array<keyof LocalBusOptions>);
     this.#maxPending = integerOption('LocalBus', 'maxPending', options.maxPending, DEFAULT_MAX_PENDING, 0);
     this.#waiting = new SendQueue(this.#maxPending);
   }

@@ -135,7 +135,9 @@ export class DispatchRuntime {
   private interrupt: (() => void) | null = null;
 
   constructor(options: DispatchRuntimeOptions) {
-    optionsObject('DispatchRuntime', options);
+    optionsObject('DispatchRuntime', options, ['components', 'executor', 'scheduler'] satisfies Array<
+      keyof DispatchRuntimeOptions
+    >);
     const components = options.components;
     if (!Array.isArray(components) || components.length === 0) {
       throw new TypeError(
@@ -208,6 +210,9 @@ export class DispatchRuntime {
    */
   stopGracefully(options: GracefulStopOptions = {}): Promise<StopReport> {
     if (this.stopping !== null) return this.stopping;
+    optionsObject('stopGracefully', options, ['timeout', 'quietPeriod', 'drain'] satisfies Array<
+      keyof GracefulStopOptions
+    >);
     const timeout = durationOption('stopGracefully', 'timeout', options.timeout, 30_000, 0);
     const quietPeriod = durationOption('stopGracefully', 'quietPeriod', options.quietPeriod, 0, 0);
     const drain = options.drain ?? 'all';
