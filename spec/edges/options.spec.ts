@@ -8,6 +8,11 @@ import {
   retryPolicy,
   ThreadExecutor,
 } from 'keyed-dispatch';
+import { serveDashboard } from 'keyed-dispatch/dashboard';
+import { fromKafka, fromPlatformaticKafka } from 'keyed-dispatch/kafka';
+import { fromJetStream } from 'keyed-dispatch/nats';
+import { exportToPrometheus } from 'keyed-dispatch/prometheus';
+import { fromRedisStreams } from 'keyed-dispatch/redis';
 import { Subject } from 'rxjs';
 
 const handle = (n: number) => [n];
@@ -48,6 +53,39 @@ describe('option validation', () => {
       expect(make).toThrow(`${owner}: unknown option \`${name}\``);
     },
   );
+
+  it.each([
+    ['fromKafka', 'commitEvery', () => fromKafka({ consumer: {}, topics: ['t'], commitEvery: 5 } as never)],
+    [
+      'fromPlatformaticKafka',
+      'groupId',
+      () => fromPlatformaticKafka({ consumer: {}, topics: ['t'], groupId: 'g' } as never),
+    ],
+    [
+      'fromRedisStreams',
+      'blockMS',
+      () => fromRedisStreams({ redis: {}, streams: ['s'], group: 'g', consumer: 'c', blockMS: 5 } as never),
+    ],
+    ['fromJetStream', 'expires', () => fromJetStream({ consumer: {}, expires: 5 } as never)],
+    [
+      'exportToPrometheus',
+      'prefx',
+      () =>
+        exportToPrometheus(
+          new DispatchMetrics(),
+          { registerMetric: () => undefined } as never,
+          { prefx: 'x' } as never,
+        ),
+    ],
+  ])('%s rejects `%s`, an option it does not have', (owner, name, make) => {
+    expect(make).toThrow(`${owner}: unknown option \`${name}\``);
+  });
+
+  it('serveDashboard rejects an option it does not have, before listening', async () => {
+    await expect(serveDashboard({ sources: new DispatchMetrics(), prot: 8080 } as never)).rejects.toThrow(
+      'serveDashboard: unknown option `prot`',
+    );
+  });
 
   it('refuses an unknown option of stopGracefully before stopping anything', async () => {
     const runtime = new DispatchRuntime({

@@ -48,7 +48,9 @@ const COMMON_HEADERS: OutgoingHttpHeaders = {
  * dispatcher. The dispatchers are read only while a page is connected (and on each `/metrics` request).
  */
 export async function serveDashboard(options: DashboardOptions): Promise<Dashboard> {
-  optionsObject('serveDashboard', options);
+  optionsObject('serveDashboard', options, ['sources', 'port', 'host', 'token', 'periodMs'] satisfies Array<
+    keyof DashboardOptions
+  >);
   const sources = namedMetrics(options.sources);
   const port = integerOption('serveDashboard', 'port', options.port, 0, 0, 65_535);
   const periodMs = integerOption('serveDashboard', 'periodMs', options.periodMs, 1000, 100, 60_000);

@@ -1,4 +1,5 @@
-import { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
+import { optionsObject } from '../validate';
+import { KAFKA_RECEIVER_OPTIONS, KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
 import { type KafkaJsAdmin, type KafkaJsConsumer, kafkajsAdapter } from './kafkajs-adapter';
 
 export interface FromKafkaOptions extends KafkaReceiverOptions {
@@ -31,6 +32,13 @@ export interface FromKafkaOptions extends KafkaReceiverOptions {
  * ```
  */
 export function fromKafka(options: FromKafkaOptions): KafkaReceiver {
+  optionsObject('fromKafka', options, [
+    ...KAFKA_RECEIVER_OPTIONS,
+    'consumer',
+    'topics',
+    'fromBeginning',
+    'admin',
+  ] satisfies Array<keyof FromKafkaOptions>);
   const { consumer, topics, fromBeginning, admin, ...tuning } = options;
   return new KafkaReceiver(kafkajsAdapter(consumer, { topics, fromBeginning, admin }), tuning);
 }

@@ -1,4 +1,5 @@
-import { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
+import { optionsObject } from '../validate';
+import { KAFKA_RECEIVER_OPTIONS, KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
 import { type PlatformaticConsumer, platformaticAdapter } from './platformatic-adapter';
 
 /** Options of `fromPlatformaticKafka`: the consumer, its subscription and the receiver's tuning. */
@@ -35,6 +36,13 @@ export interface FromPlatformaticKafkaOptions extends KafkaReceiverOptions {
  * ```
  */
 export function fromPlatformaticKafka(options: FromPlatformaticKafkaOptions): KafkaReceiver {
+  optionsObject('fromPlatformaticKafka', options, [
+    ...KAFKA_RECEIVER_OPTIONS,
+    'consumer',
+    'topics',
+    'fromBeginning',
+    'maxWaitMs',
+  ] satisfies Array<keyof FromPlatformaticKafkaOptions>);
   const { consumer, topics, fromBeginning, maxWaitMs, ...tuning } = options;
   return new KafkaReceiver(platformaticAdapter(consumer, { topics, fromBeginning, maxWaitMs }), tuning);
 }

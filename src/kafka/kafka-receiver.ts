@@ -87,8 +87,20 @@ interface ResolvedOptions {
   onSettled: SettledListener<KafkaMessage> | undefined;
 }
 
+/** Every option of `KafkaReceiver`; any other key is refused. */
+export const KAFKA_RECEIVER_OPTIONS = [
+  'commitIntervalMs',
+  'commitEveryMessages',
+  'commitMetadataMaxBytes',
+  'revokeTimeoutMs',
+  'closeTimeoutMs',
+  'prefetch',
+  'onFailed',
+  'onSettled',
+] as const satisfies ReadonlyArray<keyof KafkaReceiverOptions>;
+
 function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
-  optionsObject('KafkaReceiver', options);
+  optionsObject('KafkaReceiver', options, KAFKA_RECEIVER_OPTIONS);
   return {
     commitIntervalMs: durationOption('KafkaReceiver', 'commitIntervalMs', options.commitIntervalMs, 1000, 1),
     commitEveryMessages: integerOption(

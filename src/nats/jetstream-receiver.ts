@@ -71,7 +71,13 @@ export function fromJetStream(options: JetStreamOptions): ClosableReceiver<JetSt
 
 function resolveOptions(options: JetStreamOptions): ResolvedOptions {
   const owner = 'fromJetStream';
-  optionsObject(owner, options);
+  optionsObject(owner, options, [
+    'consumer',
+    'expiresMs',
+    'closeTimeoutMs',
+    'onFailed',
+    'onSettled',
+  ] satisfies Array<keyof JetStreamOptions>);
   const consumer = options.consumer as Partial<JetStreamConsumer> | undefined;
   if (consumer === null || typeof consumer !== 'object' || typeof consumer.fetch !== 'function') {
     throw new TypeError(

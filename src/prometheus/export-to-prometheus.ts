@@ -52,7 +52,9 @@ export function exportToPrometheus(
       `exportToPrometheus: expected \`registry\` to be a prom-client Registry, got ${describe(registry)}`,
     );
   }
-  optionsObject('exportToPrometheus', options);
+  optionsObject('exportToPrometheus', options, ['labels', 'prefix'] satisfies Array<
+    keyof PrometheusExportOptions
+  >);
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (typeof prefix !== 'string' || !METRIC_NAME.test(prefix)) {
     throw new TypeError(

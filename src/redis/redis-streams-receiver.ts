@@ -74,7 +74,18 @@ export function fromRedisStreams(options: RedisStreamsOptions): ClosableReceiver
 
 function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
   const owner = 'fromRedisStreams';
-  optionsObject(owner, options);
+  optionsObject(owner, options, [
+    'redis',
+    'streams',
+    'group',
+    'consumer',
+    'blockMs',
+    'claimMinIdleMs',
+    'claimIntervalMs',
+    'closeTimeoutMs',
+    'onFailed',
+    'onSettled',
+  ] satisfies Array<keyof RedisStreamsOptions>);
   const redis = options.redis as Partial<RedisClient> | undefined;
   if (redis === null || typeof redis !== 'object' || typeof redis.duplicate !== 'function') {
     throw new TypeError(`${owner}: expected \`redis\` to be an ioredis client, got ${describe(redis)}`);
