@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import { functionOption, optionsObject } from './validate';
 
 /**
  * The pull protocol between a transport receiver and `keyedDispatch`.
@@ -168,4 +169,13 @@ export type SettledListener<T> = (message: T, outcome: Settlement, error?: unkno
 export interface ReceiverOptions<T> {
   /** Told each message's outcome once its handler has finished. */
   onSettled?: SettledListener<T>;
+}
+
+/** The `onSettled` of a receiver's options, checked: an options object with no other key, a function if given. */
+export function settledListenerOf<T>(
+  owner: string,
+  options: ReceiverOptions<T>,
+): SettledListener<T> | undefined {
+  optionsObject(owner, options, ['onSettled'] satisfies Array<keyof ReceiverOptions<T>>);
+  return options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled);
 }

@@ -1,6 +1,7 @@
 import {
   DispatchMetrics,
   DispatchRuntime,
+  fromAsyncIterable,
   fromIterable,
   KeyedExecutor,
   keyedDispatch,
@@ -9,8 +10,9 @@ import {
   ThreadExecutor,
 } from 'keyed-dispatch';
 import { serveDashboard } from 'keyed-dispatch/dashboard';
-import { fromKafka, fromPlatformaticKafka } from 'keyed-dispatch/kafka';
+import { fromKafka, fromPlatformaticKafka, keyedProducer } from 'keyed-dispatch/kafka';
 import { fromJetStream } from 'keyed-dispatch/nats';
+import { exportToOpenTelemetry } from 'keyed-dispatch/otel';
 import { exportToPrometheus } from 'keyed-dispatch/prometheus';
 import { fromRedisStreams } from 'keyed-dispatch/redis';
 import { Subject } from 'rxjs';
@@ -81,6 +83,37 @@ describe('option validation', () => {
     expect(make).toThrow(`${owner}: unknown option \`${name}\``);
   });
 
+  it.each([
+    ['fromIterable', 'onSetled', () => fromIterable([1], { onSetled: () => undefined } as never)],
+    ['fromAsyncIterable', 'ack', () => fromAsyncIterable((async function* () {})(), { ack: true } as never)],
+    ['LocalBus.receive', 'group', () => new LocalBus().receive({ group: 'g' } as never)],
+    [
+      'exportToOpenTelemetry',
+      'labels',
+      () =>
+        exportToOpenTelemetry(
+          new DispatchMetrics(),
+          { createObservableGauge: () => undefined } as never,
+          {
+            labels: {},
+          } as never,
+        ),
+    ],
+    [
+      'keyedProducer',
+      'partitioner',
+      () => keyedProducer({} as never, { topic: 't', key, partitioner: 1 } as never),
+    ],
+  ])('%s rejects `%s`, an option it does not have, when called', (owner, name, make) => {
+    expect(make).toThrow(`${owner}: unknown option \`${name}\``);
+  });
+
+  it('fromIterable rejects an `onSettled` that is not a function when called, not once a message settles', () => {
+    expect(() => fromIterable([1], { onSettled: 'log' as never })).toThrow(
+      "fromIterable: expected `onSettled` to be a function, got 'log' (string)",
+    );
+  });
+
   it('serveDashboard rejects an option it does not have, before listening', async () => {
     await expect(serveDashboard({ sources: new DispatchMetrics(), prot: 8080 } as never)).rejects.toThrow(
       'serveDashboard: unknown option `prot`',
@@ -95,6 +128,17 @@ describe('option validation', () => {
       'stopGracefully: unknown option `deadline`',
     );
     await runtime.stopGracefully();
+  });
+
+  it('names the unknown field of a runtime component', () => {
+    expect(
+      () =>
+        new DispatchRuntime({
+          components: [
+            { name: 'orders', source: fromIterable([1]), dispatch: { key, handle }, onError: 1 } as never,
+          ],
+        }),
+    ).toThrow("DispatchRuntime: components[0] ('orders'): unknown option `onError`");
   });
 
   it('names the unknown option of a runtime component, whose dispatch options keyedDispatch checks', () => {

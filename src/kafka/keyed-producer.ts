@@ -1,4 +1,4 @@
-import { describe, functionOption } from '../validate';
+import { describe, functionOption, optionsObject } from '../validate';
 import type { KafkaHeaders } from './message';
 
 /** The part of a kafkajs `Producer` the helper uses (structural; any client with this `send` fits). */
@@ -38,9 +38,12 @@ export function keyedProducer<T>(
   producer: KafkaJsProducer,
   options: KeyedProducerOptions<T>,
 ): KeyedProducer<T> {
-  if (typeof options?.topic !== 'string' || options.topic.length === 0) {
+  optionsObject('keyedProducer', options, ['topic', 'key', 'value', 'headers'] satisfies Array<
+    keyof KeyedProducerOptions<T>
+  >);
+  if (typeof options.topic !== 'string' || options.topic.length === 0) {
     throw new TypeError(
-      `keyedProducer: expected \`topic\` to be a non-empty string, got ${describe(options?.topic)}`,
+      `keyedProducer: expected \`topic\` to be a non-empty string, got ${describe(options.topic)}`,
     );
   }
   const { topic } = options;

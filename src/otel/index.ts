@@ -5,7 +5,7 @@ import type {
   Observable as OtelObservable,
 } from '@opentelemetry/api';
 import type { DispatchMetrics } from '../metrics';
-import { describe } from '../validate';
+import { describe, optionsObject } from '../validate';
 import type { OpenTelemetryAttributes, OpenTelemetryMeter } from './meter';
 
 export type {
@@ -50,6 +50,9 @@ export function exportToOpenTelemetry(
       `exportToOpenTelemetry: expected \`meter\` to be an OpenTelemetry Meter, got ${describe(meterLike)}`,
     );
   }
+  optionsObject('exportToOpenTelemetry', options, ['attributes', 'prefix'] satisfies Array<
+    keyof OpenTelemetryExportOptions
+  >);
   // Typed structurally in the signature (the API is an optional peer); it is an OpenTelemetry Meter.
   const meter = meterLike as unknown as Meter;
   const prefix = options.prefix ?? 'keyed_dispatch';

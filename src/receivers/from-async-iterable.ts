@@ -4,6 +4,7 @@ import {
   type ReceiverOptions,
   type ReceiverSink,
   type SettledListener,
+  settledListenerOf,
 } from '../receiver';
 import { PullSession } from './pull-session';
 
@@ -17,8 +18,9 @@ export function fromAsyncIterable<T>(
   iterable: AsyncIterable<T>,
   options: ReceiverOptions<T> = {},
 ): Receiver<T> {
+  const onSettled = settledListenerOf('fromAsyncIterable', options);
   return createReceiver(
-    (sink) => new AsyncIterableSession(iterable[Symbol.asyncIterator](), sink, options.onSettled),
+    (sink) => new AsyncIterableSession(iterable[Symbol.asyncIterator](), sink, onSettled),
     'fromAsyncIterable()',
   );
 }

@@ -4,6 +4,7 @@ import {
   type ReceiverOptions,
   type ReceiverSink,
   type SettledListener,
+  settledListenerOf,
 } from '../receiver';
 import { NOTHING, PullSession } from './pull-session';
 
@@ -12,9 +13,10 @@ import { NOTHING, PullSession } from './pull-session';
  * requested, so a generator of any length runs in bounded memory.
  */
 export function fromIterable<T>(iterable: Iterable<T>, options: ReceiverOptions<T> = {}): Receiver<T> {
+  const onSettled = settledListenerOf('fromIterable', options);
   return createReceiver((sink) => {
     const iterator = Array.isArray(iterable) ? arrayCursor<T>(iterable) : iterable[Symbol.iterator]();
-    return new IterableSession(iterator, sink, options.onSettled);
+    return new IterableSession(iterator, sink, onSettled);
   }, 'fromIterable()');
 }
 

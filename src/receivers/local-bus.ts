@@ -5,6 +5,7 @@ import {
   type ReceiverOptions,
   type ReceiverSink,
   type SettledListener,
+  settledListenerOf,
 } from '../receiver';
 import { integerOption, optionsObject } from '../validate';
 import { NOTHING, PullSession } from './pull-session';
@@ -145,8 +146,9 @@ export class LocalBus<T> {
 
   /** A receiver of everything sent from now on (plus what waited for a first receiver). */
   receive(options: ReceiverOptions<T> = {}): Receiver<T> {
+    const onSettled = settledListenerOf('LocalBus.receive', options);
     return createReceiver((sink) => {
-      const consumer = new BusConsumer((c) => this.#leave(c), this.#takeWaiting(), sink, options.onSettled);
+      const consumer = new BusConsumer((c) => this.#leave(c), this.#takeWaiting(), sink, onSettled);
       this.#join(consumer);
       return consumer;
     }, 'LocalBus.receive()');

@@ -367,6 +367,9 @@ class RunningComponent<T, K, R> {
     index: number,
   ) {
     const owner = `DispatchRuntime: components[${index}] ('${component.name}')`;
+    optionsObject(owner, component, ['name', 'source', 'dispatch', 'output'] satisfies Array<
+      keyof RuntimeComponent<T, K, R>
+    >);
     optionsObject(owner, component.dispatch);
     this.resolved = resolveDispatchOptions<T, K, R>({ ...component.dispatch, executor }, `${owner}.dispatch`);
     if (!isObservable(component.source)) {
