@@ -9,6 +9,15 @@ T0=$(date +%s%N)
 log() { echo "[$BROKER] $*"; }
 elapsed() { echo "$(( ($(date +%s%N) - T0) / 1000000 ))ms"; }
 
+# Runs the command until it succeeds; fails once START_TIMEOUT_S has passed.
+wait_until() {
+  local deadline=$(( $(date +%s) + START_TIMEOUT_S ))
+  until "$@"; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then return 1; fi
+    sleep 0.1
+  done
+}
+
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 

@@ -67,15 +67,11 @@ start() {
   if ! our_pid >/dev/null && (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
     # Another server holds the client port (a second one could not bind it). It may still be starting
     # (another checkout's script): wait for it to report JetStream healthy, then use it.
-    local until=$(( $(date +%s) + START_TIMEOUT_S ))
-    until healthy; do
-      if [ "$(date +%s)" -ge "$until" ]; then
-        log "something already answers on $HOST:$PORT, but http://$HOST:$MON_PORT does not report JetStream healthy for it;"
-        log "run it with JetStream and monitoring (nats-server -js -m $MON_PORT), stop it, or set NATS_PORT"
-        exit 1
-      fi
-      sleep 0.2
-    done
+    if ! wait_until healthy; then
+      log "something already answers on $HOST:$PORT, but http://$HOST:$MON_PORT does not report JetStream healthy for it;"
+      log "run it with JetStream and monitoring (nats-server -js -m $MON_PORT), stop it, or set NATS_PORT"
+      exit 1
+    fi
     log "already running on $HOST:$PORT, $(owner) ($(elapsed))"
     return 0
   fi
@@ -87,15 +83,11 @@ start() {
       -sd "$D/nats" -P "$PIDFILE" -l "$D/nats.log" \
       >>"$D/nats.stdout" 2>&1 </dev/null 9>&- &
   fi
-  local deadline=$(( $(date +%s) + START_TIMEOUT_S ))
-  until healthy; do
-    if [ "$(date +%s)" -ge "$deadline" ]; then
-      log "JetStream not healthy within ${START_TIMEOUT_S}s; last log lines:"
-      tail -n 20 "$D/nats.log" "$D/nats.stdout" 2>/dev/null || true
-      exit 1
-    fi
-    sleep 0.1
-  done
+  if ! wait_until healthy; then
+    log "JetStream not healthy within ${START_TIMEOUT_S}s; last log lines:"
+    tail -n 20 "$D/nats.log" "$D/nats.stdout" 2>/dev/null || true
+    exit 1
+  fi
   log "started on $HOST:$PORT (monitor $MON_PORT), $(nats-server --version) ($(elapsed))"
 }
 

@@ -44,15 +44,11 @@ start() {
   redis-server --daemonize yes --bind "$HOST" --port "$PORT" \
     --save "" --appendonly no \
     --dir "$D" --pidfile "$PIDFILE" --logfile "$D/redis.log" 9>&-
-  local deadline=$(( $(date +%s) + START_TIMEOUT_S ))
-  until ping_ok; do
-    if [ "$(date +%s)" -ge "$deadline" ]; then
-      log "did not answer PING within ${START_TIMEOUT_S}s; last log lines:"
-      tail -n 20 "$D/redis.log" 2>/dev/null || true
-      exit 1
-    fi
-    sleep 0.1
-  done
+  if ! wait_until ping_ok; then
+    log "did not answer PING within ${START_TIMEOUT_S}s; last log lines:"
+    tail -n 20 "$D/redis.log" 2>/dev/null || true
+    exit 1
+  fi
   log "started on $HOST:$PORT, $(redis-server --version | sed -n "s/.*v=\([^ ]*\).*/\1/p") ($(elapsed))"
 }
 
