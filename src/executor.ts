@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { LaneSet } from './engine/lane-set';
+import { sharedSlot } from './internal/shared-slot';
 import { functionOption, integerOption, MAX_WORKERS, optionsObject } from './validate';
 
 /** Options of `KeyedExecutor`. */
@@ -17,25 +18,19 @@ export interface KeyedExecutorOptions {
 }
 
 /**
- * Where an executor keeps its lanes: a registered symbol, so that a dispatcher of another copy of the
- * library (the CommonJS build beside the ESM one) runs on them too; every copy shares the thread's loop.
- * Versioned: bumped when what copies share changes, so that mismatched copies refuse each other's
- * executors. Not enumerable, off the public type.
+ * The lanes of each executor, where a dispatcher of another copy of the library (the CommonJS build
+ * beside the ESM one) finds them too; every copy shares the thread's loop.
  */
-const LANE_SET = Symbol.for('keyed-dispatch.KeyedExecutor.lanes@1');
-
-interface WithLaneSet {
-  [LANE_SET]?: LaneSet;
-}
+const laneSets = sharedSlot<LaneSet>('KeyedExecutor.lanes');
 
 /** The lanes of `executor`, for the dispatchers and meters that run on them. */
 export function lanesOf(executor: KeyedExecutor): LaneSet {
-  return (executor as WithLaneSet)[LANE_SET] as LaneSet;
+  return laneSets.of(executor) as LaneSet;
 }
 
 /** Whether `value` is a `KeyedExecutor`, of this copy of the library or of another. */
 export function isKeyedExecutor(value: unknown): value is KeyedExecutor {
-  return typeof value === 'object' && value !== null && (value as WithLaneSet)[LANE_SET] !== undefined;
+  return laneSets.of(value) !== undefined;
 }
 
 let shared: KeyedExecutor | undefined;
@@ -75,7 +70,7 @@ export class KeyedExecutor {
       MAX_WORKERS,
     );
     const lanes = new LaneSet(this.workers);
-    Object.defineProperty(this, LANE_SET, { value: lanes });
+    laneSets.attach(this, lanes);
     const longTurnMs = integerOption('KeyedExecutor', 'longTurnMs', options.longTurnMs, 50, 1);
     if (options.onLongTurn !== undefined) {
       const listener = functionOption('KeyedExecutor', 'onLongTurn', options.onLongTurn);

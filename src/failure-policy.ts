@@ -1,5 +1,6 @@
 import { from, Observable, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
+import { sharedSlot } from './internal/shared-slot';
 import { describe, functionOption, integerOption, MAX_TIMER_MS, optionsObject } from './validate';
 
 /** What a dead-letter handler is told about the message it receives. Safe to keep after the call. */
@@ -71,24 +72,20 @@ export interface FailurePolicy<T, K> {
 type Wrap<T, K> = <R>(handle: Handle<T, K, R>) => Handle<T, K, R>;
 
 /**
- * Where a policy keeps its wrapper, and the brand of `GaveUp`: registered symbols, so a policy or error
- * made by another copy of the library (its CommonJS build beside the ESM one) is still recognised.
+ * The wrapper of each policy, and the brand of `GaveUp`: shared slots, so a policy or error made by
+ * another copy of the library (its CommonJS build beside the ESM one) is still recognised.
  */
-const WRAP = Symbol.for('keyed-dispatch.FailurePolicy.wrap');
-const GAVE_UP = Symbol.for('keyed-dispatch.GaveUp');
+const wrappers = sharedSlot<Wrap<any, any>>('FailurePolicy.wrap');
+const gaveUpBrands = sharedSlot<true>('GaveUp');
 
 /** True for a policy made by `retryPolicy`. */
 export function isFailurePolicy(value: unknown): value is FailurePolicy<unknown, unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as Wrapped)[WRAP] === 'function';
+  return typeof wrappers.of(value) === 'function';
 }
 
 /** `handle` with `policy` around it: its failures retried, then dead-lettered. */
 export function withPolicy<T, K, R>(policy: FailurePolicy<T, K>, handle: Handle<T, K, R>): Handle<T, K, R> {
-  return ((policy as Wrapped)[WRAP] as Wrap<T, K>)(handle);
-}
-
-interface Wrapped {
-  [WRAP]?: Wrap<any, any>;
+  return (wrappers.of(policy) as Wrap<T, K>)(handle);
 }
 
 /**
@@ -97,20 +94,18 @@ interface Wrapped {
  */
 export class GaveUp extends Error {
   override name = 'GaveUp';
-  // Set in the constructor: a computed class member would keep this class in every bundle.
-  declare readonly [GAVE_UP]: true;
   constructor(
     override readonly cause: unknown,
     readonly attempts: number,
   ) {
     super(`gave up after ${attempts} attempt(s)`);
-    this[GAVE_UP] = true;
+    gaveUpBrands.attach(this, true);
   }
 }
 
 /** True for a `GaveUp` of any copy of the library. */
 export function isGaveUp(error: unknown): error is GaveUp {
-  return typeof error === 'object' && error !== null && (error as Partial<GaveUp>)[GAVE_UP] === true;
+  return gaveUpBrands.of(error) === true;
 }
 
 interface ResolvedRetryPolicy<T, K> {
@@ -166,7 +161,7 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
   };
   const failurePolicy: FailurePolicy<T, K> = { kind: 'failure-policy' };
   // Not enumerable: the public object stays `{ kind }`.
-  Object.defineProperty(failurePolicy, WRAP, { value: wrap });
+  wrappers.attach(failurePolicy, wrap);
   return failurePolicy;
 
   function wrap<R>(handle: Handle<T, K, R>): Handle<T, K, R> {

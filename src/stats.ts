@@ -1,4 +1,5 @@
 import type { KeyedExecutor } from './executor';
+import { sharedSlot } from './internal/shared-slot';
 import type { ThreadExecutor } from './threads/thread-executor';
 
 /** A dispatcher's counters at one moment. */
@@ -87,19 +88,14 @@ export interface StatsLink {
 }
 
 /**
- * Where a stats object keeps its link: a registered symbol, so that a dispatcher of another copy of the
- * library (the CommonJS build beside the ESM one) reports to it too. Versioned as the executor's lanes
- * are (see `executor.ts`). Not enumerable, off the public type.
+ * The link of each stats object, where a dispatcher of another copy of the library (the CommonJS build
+ * beside the ESM one) finds it too.
  */
-const LINK = Symbol.for('keyed-dispatch.DispatchStats.link@1');
-
-interface WithLink {
-  [LINK]?: StatsLink;
-}
+const links = sharedSlot<StatsLink>('DispatchStats.link');
 
 /** How a dispatcher reaches `stats`. */
 export function statsLink(stats: DispatchStats): StatsLink {
-  return (stats as WithLink)[LINK] as StatsLink;
+  return links.of(stats) as StatsLink;
 }
 
 /**
@@ -107,12 +103,12 @@ export function statsLink(stats: DispatchStats): StatsLink {
  * one with a link. Not `instanceof`, which would keep the class in every bundle of `keyedDispatch`.
  */
 export function isDispatchStats(value: unknown): value is DispatchStats {
-  return typeof value === 'object' && value !== null && (value as WithLink)[LINK] !== undefined;
+  return links.of(value) !== undefined;
 }
 
 /** Gives `stats` its link (a subclass replaces its parent's, calling it as it sees fit). */
 export function linkStats(stats: DispatchStats, link: StatsLink): void {
-  Object.defineProperty(stats, LINK, { value: link, configurable: true });
+  links.attach(stats, link, true);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { RingQueue } from '../internal/ring-queue';
+import { sharedSlot } from '../internal/shared-slot';
 
 /** Something a lane runs: a mailbox's turn, a scheduled action, a deferred handler notification. */
 export interface Runnable {
@@ -293,13 +294,18 @@ export function reportLater(err: unknown): void {
   });
 }
 
-/** Where a thread keeps its loop (see `threadLoop`); versioned, so copies whose loops differ never share one. */
-const THREAD_LOOP = Symbol.for('keyed-dispatch.threadLoop@1');
+/** The loop of each thread, on its global object (see `threadLoop`). */
+const threadLoops = sharedSlot<LaneLoop>('threadLoop');
 
 /**
  * The loop of the thread this module is loaded in (the main thread, or one worker thread). Kept on the
  * thread's global object, so every copy of the library in the thread (its CommonJS and ESM builds) runs
  * on the same loop: a dispatcher of one copy holds and drains the lanes of another copy's executor.
  */
-export const threadLoop: LaneLoop = ((globalThis as { [THREAD_LOOP]?: LaneLoop })[THREAD_LOOP] ??=
-  new LaneLoop());
+export const threadLoop: LaneLoop = threadLoops.of(globalThis) ?? firstLoopOfThread();
+
+function firstLoopOfThread(): LaneLoop {
+  const loop = new LaneLoop();
+  threadLoops.attach(globalThis, loop);
+  return loop;
+}

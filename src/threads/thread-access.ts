@@ -1,16 +1,16 @@
 import type { Routed, Router } from '../dispatch/router';
+import { sharedSlot } from '../internal/shared-slot';
 import type { ThreadHandler } from './handler';
 import type { ThreadExecutor } from './thread-executor';
 
 /**
  * What the dispatcher core needs of thread lanes, reached through the objects that bring them (a
  * `ThreadExecutor`, a `threadHandler`) rather than through imports: the thread stack (worker_threads,
- * the worker script) loads only when thread lanes are used. Registered symbols, so the executor and
- * handler of another copy of the library (its CommonJS build beside the ESM one) are recognised too;
- * versioned as the event-loop executor's lanes are (see `executor.ts`).
+ * the worker script) loads only when thread lanes are used. Shared slots, so the executor and handler of
+ * another copy of the library (its CommonJS build beside the ESM one) are recognised too.
  */
-const LANES = Symbol.for('keyed-dispatch.ThreadExecutor.lanes@1');
-const SHARED_EXECUTOR = Symbol.for('keyed-dispatch.threadHandler.sharedExecutor@1');
+const lanes = sharedSlot<ThreadLanesAccess>('ThreadExecutor.lanes');
+const sharedExecutors = sharedSlot<() => ThreadExecutor>('threadHandler.sharedExecutor');
 
 /** A `ThreadExecutor`'s side that dispatchers use, kept off its public members. */
 export interface ThreadLanesAccess {
@@ -25,32 +25,24 @@ export interface ThreadLanesAccess {
   ): Router<T, K>;
 }
 
-interface WithLanes {
-  [LANES]?: ThreadLanesAccess;
-}
-
-interface WithSharedExecutor {
-  [SHARED_EXECUTOR]?: () => ThreadExecutor;
-}
-
 /** Gives `executor` its lanes' access (not enumerable: the public object shows none of it). */
 export function attachLanes(executor: ThreadExecutor, access: ThreadLanesAccess): void {
-  Object.defineProperty(executor, LANES, { value: access });
+  lanes.attach(executor, access);
 }
 
 export function isThreadExecutor(value: unknown): value is ThreadExecutor {
-  return typeof value === 'object' && value !== null && (value as WithLanes)[LANES] !== undefined;
+  return lanes.of(value) !== undefined;
 }
 
 export function lanesAccessOf(executor: ThreadExecutor): ThreadLanesAccess {
-  return (executor as WithLanes)[LANES] as ThreadLanesAccess;
+  return lanes.of(executor) as ThreadLanesAccess;
 }
 
 /** Gives a thread handler the way to the shared executor, used when a dispatch names no executor. */
 export function attachSharedExecutor(handler: object, shared: () => ThreadExecutor): void {
-  Object.defineProperty(handler, SHARED_EXECUTOR, { value: shared });
+  sharedExecutors.attach(handler, shared);
 }
 
 export function sharedExecutorOf(handler: ThreadHandler<unknown, unknown>): ThreadExecutor {
-  return ((handler as WithSharedExecutor)[SHARED_EXECUTOR] as () => ThreadExecutor)();
+  return (sharedExecutors.of(handler) as () => ThreadExecutor)();
 }
