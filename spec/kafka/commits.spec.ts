@@ -1,4 +1,4 @@
-import { keyedDispatch } from 'keyed-dispatch';
+import { keyedDispatch, retryPolicy } from 'keyed-dispatch';
 import { type KafkaMessage, type KafkaReceiverOptions, kafkaKey } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { deferred } from '../support/scripted-receiver';
@@ -17,7 +17,9 @@ async function waitFor(condition: () => boolean | Promise<boolean>): Promise<voi
 
 /**
  * Runs one member of `groupId` until `until(handled)` holds, then closes it without waiting for running
- * messages (as a crash right after a commit would leave things). Handlers of `blockedKey` never finish.
+ * messages (as a crash right after a commit would leave things). Handlers of `blockedKey` never finish;
+ * those of events `failing` accepts throw, and the failure policy gives up on them at once (they settle
+ * as failed and, by default, wait for redelivery).
  */
 async function runMember(
   kind: ClientAdapter,
@@ -26,6 +28,7 @@ async function runMember(
   options: KafkaReceiverOptions,
   until: (handled: Event[]) => boolean,
   blockedKey?: string,
+  failing: (event: Event) => boolean = () => false,
 ): Promise<Event[]> {
   const receiver = kind.receiver(groupId, [topic], { closeTimeoutMs: 0, ...options });
   const handled: Event[] = [];
@@ -38,8 +41,10 @@ async function runMember(
         handle: async (m) => {
           const event = decode(m);
           if (event.key === blockedKey) await never.promise;
+          if (failing(event)) throw new Error(`${event.key}#${event.seq} failed`);
           handled.push(event);
         },
+        onFailure: retryPolicy({ maxAttempts: 1 }),
       }),
     ),
     { defaultValue: undefined },
@@ -86,6 +91,24 @@ describe.each(ADAPTERS)('Kafka commits on $name with a real broker', (kind) => {
     const second = await runMember(kind, groupId, topic, plain, (h) => h.length === 200);
     for (const [key, seqs] of byKey(second))
       expect([key, seqs]).toEqual([key, Array.from({ length: 10 }, (_, i) => i)]);
+  });
+
+  it('after a restart, a message that failed and waits for redelivery is handled again before the later messages of its key', async () => {
+    // k0#0 fails (the policy gives up: it settles as failed, to be redelivered); k0#1… finish after it.
+    // Recording those as finished would have the next owner run k0#0 alone: k0's effects out of order.
+    const topic = await topicWith(1, 40, 4);
+    const groupId = unique('group');
+    const failing = (e: Event) => e.key === 'k0' && e.seq === 0;
+    const first = await runMember(kind, groupId, topic, {}, (h) => h.length === 39, undefined, failing);
+    expect(first.some(failing)).toBe(false);
+    expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('0');
+
+    const late = Date.now() + 5_000;
+    const second = await runMember(kind, groupId, topic, {}, (h) => h.length === 40 || Date.now() > late);
+    // Everything above the failed message is handled again, each key in order (as with plain commits).
+    const tenInOrder = Array.from({ length: 10 }, (_, i) => i);
+    for (const key of ['k0', 'k1', 'k2', 'k3'])
+      expect([key, byKey(second).get(key)]).toEqual([key, tenInOrder]);
   });
 
   it('commits once commitEveryMessages have finished, without waiting for the interval', async () => {

@@ -282,7 +282,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     if (outcome === 'done' || this.options.onFailed === 'ack') {
       m.tracker.finish(m.seq);
       this.countFinished();
-    }
+    } else m.tracker.fail(m.seq);
     m.tracker.release();
   }
 

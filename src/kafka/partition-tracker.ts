@@ -30,6 +30,11 @@ export class PartitionTracker implements TopicPartition {
   private lastReceived: string | null = null;
   /** Sequence number of the highest finished message; -1 while none has. */
   private highestFinished = -1;
+  /**
+   * Offset of the lowest message that failed and waits for redelivery; null while none has. The
+   * metadata records nothing finished above it (see `fail`).
+   */
+  private lowestFailed: bigint | null = null;
   /** Offsets a previous owner recorded as finished, not yet passed by fetching: [from, to), in order. */
   private inherited: Array<{ from: bigint; to: bigint }> = [];
   /**
@@ -72,7 +77,7 @@ export class PartitionTracker implements TopicPartition {
   inherit(offset: string | null, metadata: string | null): void {
     if (offset === null) return;
     const base = BigInt(offset);
-    this.inherited = decodeFinished(metadata).map(({ from, to }) => ({
+    this.inherited = decodeFinished(metadata, offset).map(({ from, to }) => ({
       from: base + BigInt(from),
       to: base + BigInt(to),
     }));
@@ -104,6 +109,17 @@ export class PartitionTracker implements TopicPartition {
     }
   }
 
+  /**
+   * The message numbered `seq` failed and is left for redelivery: it stays unfinished, and the commit
+   * metadata stops below it. Its key's later messages may finish meanwhile; a next owner that skipped
+   * them would run the failed one after them. Without knowing keys, everything above it is handled again
+   * after a restart or a rebalance, as with a plain commit.
+   */
+  fail(seq: number): void {
+    const offset = BigInt(this.offsets[seq - this.base]);
+    if (this.lowestFailed === null || offset < this.lowestFailed) this.lowestFailed = offset;
+  }
+
   /** The position to commit (the first unfinished offset), or null when nothing has finished. */
   position(): string | null {
     if (this.lastFinished !== null) return (BigInt(this.lastFinished) + 1n).toString();
@@ -119,14 +135,27 @@ export class PartitionTracker implements TopicPartition {
     if (offset === null) return null;
     const point: TopicPartitionOffset = { topic: this.topic, partition: this.partition, offset };
     if (metadataMaxBytes > 0) {
-      const metadata = encodeFinished(this.finishedAbove(BigInt(offset)), metadataMaxBytes);
+      const metadata = encodeFinished(this.finishedAbove(BigInt(offset)), metadataMaxBytes, offset);
       if (metadata !== undefined) point.metadata = metadata;
     }
     return point;
   }
 
-  /** Runs of finished offsets above `position`, counted from it: received ones, then inherited ones. */
+  /** Runs of finished offsets above `position`, counted from it, below the lowest failed message. */
   private finishedAbove(position: bigint): FinishedRun[] {
+    const runs = this.finishedRuns(position);
+    if (this.lowestFailed === null) return runs;
+    const limit = Number(this.lowestFailed - position);
+    const kept: FinishedRun[] = [];
+    for (const run of runs) {
+      if (run.from >= limit) break;
+      kept.push(run.to <= limit ? run : { from: run.from, to: limit });
+    }
+    return kept;
+  }
+
+  /** Runs of finished offsets above `position`, counted from it: received ones, then inherited ones. */
+  private finishedRuns(position: bigint): FinishedRun[] {
     const runs: FinishedRun[] = [];
     let run: FinishedRun | null = null;
     const last = Math.min(this.highestFinished - this.base, this.offsets.length - 1);
