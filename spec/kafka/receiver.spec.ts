@@ -42,8 +42,8 @@ function counter(target: number): { done: Deferred<void>; add(): void; value(): 
 }
 
 /** Resolves once `condition()` holds, checking every 10 ms. */
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+async function waitFor(condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
@@ -561,3 +561,66 @@ describe('Kafka adapters', () => {
 function sameOffsets(a: Map<number, string>, b: Map<number, string>): boolean {
   return a.size === b.size && [...a].every(([partition, offset]) => b.get(partition) === offset);
 }
+
+describe.each(ADAPTERS)(
+  'KafkaReceiver on $name when a partition moves while its message still runs',
+  (kind) => {
+    it("a revoke that gives up waiting does not commit the partition back below its new owner's commits", async () => {
+      // Each partition: a slow key's message at offset 0, then a fast key's at 1–4.
+      const topic = unique('moves');
+      await createTopic(eventTopics.client, topic, 2);
+      await eventTopics.producer.send({
+        topic,
+        messages: [0, 1].flatMap((partition) =>
+          [0, 1, 2, 3, 4].map((seq) => {
+            const key = seq === 0 ? `slow${partition}` : `fast${partition}`;
+            return { key, value: JSON.stringify({ key, seq }), partition };
+          }),
+        ),
+      });
+      const groupId = unique('group');
+      const gate = deferred();
+      let finished = 0;
+      // A holds offset 0 of both partitions and finishes the rest; it commits nothing yet (none is due).
+      const a = receiverOf(kind, groupId, topic, {
+        revokeTimeoutMs: 5000,
+        commitIntervalMs: 600_000,
+        commitEveryMessages: 1000,
+      });
+      const aOutput = lastValueFrom(
+        a.receiver.pipe(
+          keyedDispatch<KafkaMessage, string, void>({
+            key: kafkaKey,
+            handle: async (m) => {
+              if (m.offset === '0') await gate.promise;
+              else finished++;
+            },
+          }),
+        ),
+        { defaultValue: undefined },
+      );
+      await waitFor(() => finished === 8);
+      // B joins and commits each message it finishes; under the classic protocol it gets its partition
+      // while A still waits for the running message there.
+      const b = receiverOf(kind, groupId, topic, { commitEveryMessages: 1 });
+      const bOutput = lastValueFrom(
+        b.receiver.pipe(keyedDispatch<KafkaMessage, string, void>({ key: kafkaKey, handle: async () => {} })),
+        { defaultValue: undefined },
+      );
+      await b.adapter.next((e) => e.kind === 'assigned' && e.partitions.length > 0);
+      const assigned = b.adapter.events.find((e) => e.kind === 'assigned' && e.partitions.length > 0);
+      const moved = assigned?.kind === 'assigned' ? assigned.partitions[0].partition : -1;
+      await waitFor(
+        async () => (await offsets(eventTopics.client, groupId, topic)).committed.get(moved) === '5',
+      );
+      // A gives up waiting (revokeTimeoutMs) and commits what it has of the partition (offset 0, with 1–4
+      // finished in the metadata): not over B's 5.
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      expect((await offsets(eventTopics.client, groupId, topic)).committed.get(moved)).toBe('5');
+
+      gate.resolve();
+      await Promise.all([a.receiver.close(), b.receiver.close()]);
+      await Promise.all([aOutput, bOutput]);
+    }, 60_000);
+  },
+);

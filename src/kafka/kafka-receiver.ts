@@ -444,9 +444,28 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       }),
     ]);
     clearTimeout(timer);
+    // Without a held revoke (the classic protocol) the partitions may be another member's by now, and
+    // committed further there: this commit must not move the group back below that.
+    for (const tracker of await this.overtaken(trackers)) this.draining.delete(tracker);
     // The draining trackers are part of every commit until this one has landed.
     await this.commitAll();
     for (const tracker of trackers) this.draining.delete(tracker);
+  }
+
+  /** The trackers whose partition the group has meanwhile committed beyond their own position. */
+  private async overtaken(trackers: PartitionTracker[]): Promise<PartitionTracker[]> {
+    let found: CommittedOffset[];
+    try {
+      found = await this.adapter.committed(trackers);
+    } catch {
+      return []; // Unknown: committed as before (at worst some finished work is handled again).
+    }
+    const groupAt = new Map(found.map((c) => [`${c.topic}:${c.partition}`, c.offset]));
+    return trackers.filter((tracker) => {
+      const theirs = groupAt.get(`${tracker.topic}:${tracker.partition}`);
+      const ours = tracker.position();
+      return theirs != null && ours !== null && BigInt(theirs) > BigInt(ours);
+    });
   }
 
   /** A message finished (or was skipped as finished): once enough have since the last commit, a commit follows. */
