@@ -58,6 +58,56 @@ export function handMailboxLoop<T>(
   return handled;
 }
 
+/**
+ * The overhead floor for Promise handlers: a minimal hand-written loop over an array. At most
+ * `maxInFlight` messages unfinished; a key's later messages wait in its array, and each handler's
+ * settlement starts the key's next message right in the `then` callback, then takes more from the
+ * source. No lanes, no fairness, no turn limits, no errors handled. Resolves to the values the handlers
+ * returned, counted.
+ */
+export function handPromiseLoop<T>(
+  input: readonly T[],
+  key: (m: T) => unknown,
+  handle: (m: T) => Promise<T>,
+  maxInFlight = 256,
+): Promise<number> {
+  return new Promise((resolve) => {
+    // A key with a running message maps to null, or to the messages waiting behind it.
+    const waiting = new Map<unknown, T[] | null>();
+    let taken = 0;
+    let inFlight = 0;
+    let values = 0;
+    const take = () => {
+      while (inFlight < maxInFlight && taken < input.length) {
+        const m = input[taken++];
+        inFlight++;
+        const k = key(m);
+        const queue = waiting.get(k);
+        if (queue === undefined) {
+          waiting.set(k, null);
+          handle(m).then(finished);
+        } else if (queue === null) waiting.set(k, [m]);
+        else queue.push(m);
+      }
+    };
+    // The handlers return their message: its key says which queue goes on.
+    const finished = (m: T) => {
+      values++;
+      inFlight--;
+      const k = key(m);
+      const queue = waiting.get(k);
+      if (queue) {
+        const next = queue.shift() as T;
+        if (queue.length === 0) waiting.set(k, null);
+        handle(next).then(finished);
+      } else waiting.delete(k);
+      if (values === input.length) resolve(values);
+      else take();
+    };
+    take();
+  });
+}
+
 class Ring<T> {
   private items: (T | undefined)[] = new Array(4);
   private head = 0;

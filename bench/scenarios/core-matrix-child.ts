@@ -15,7 +15,7 @@ import {
   Subscriber,
 } from 'rxjs';
 import { DispatchMetrics, fromIterable, KeyedExecutor, keyedDispatch } from '../../src';
-import { handMailboxLoop } from '../baselines/hand-mailbox';
+import { handMailboxLoop, handPromiseLoop } from '../baselines/hand-mailbox';
 import { pQueuePerKey } from '../baselines/p-queue-per-key';
 import { promiseChain } from '../baselines/promise-chain';
 import { collect } from '../lib';
@@ -159,11 +159,16 @@ class Counted extends Subscriber<Message> {
 /**
  * The hand-written loop: with `[m]` it counts each message; with `of(m)` it subscribes to each handler's
  * Observable with a bare Subscriber (they complete while subscribed). What remains is what no dispatcher
- * can avoid: RxJS's own cost of creating and subscribing to `of(m)`.
+ * can avoid: RxJS's own cost of creating and subscribing to `of(m)`. With `async` it is the minimal
+ * Promise loop (see `handPromiseLoop`): the Map of keys and the handlers' Promises, nothing more.
  */
 function handLoop(shape: Shape, window: number): Run {
+  if (shape === 'async') {
+    const handle = promiseHandlers.async as (m: Message) => Promise<Message>;
+    return (input) => handPromiseLoop(input, keyOf, handle, window);
+  }
   if (shape !== 'array' && shape !== 'of')
-    throw new Error(`the hand loop runs [m] and of(m) only, not ${shape}`);
+    throw new Error(`the hand loop runs [m], of(m) and async only, not ${shape}`);
   return async (input) => {
     let n = 0;
     const handle =
