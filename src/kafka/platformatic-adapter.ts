@@ -90,8 +90,6 @@ export function platformaticAdapter(
   const maxWaitMs = integerOption('platformaticAdapter', 'maxWaitMs', options.maxWaitMs, 500, 0);
   const client = consumer as unknown as Consumer;
   const topics = [...options.topics];
-  /** The consumer's group instance id (static membership), or null. */
-  let instanceId: string | null = null;
   let coordinator: GroupCoordinator | null = null;
   let membership: Membership | null = null;
   let fetcher: Fetcher | null = null;
@@ -169,7 +167,8 @@ export function platformaticAdapter(
         rebalanceTimeout?: number;
         maxBytesPerPartition?: number;
       };
-      instanceId = clientOptions.groupInstanceId ?? null;
+      /** The consumer's group instance id (static membership), or null. */
+      const instanceId = clientOptions.groupInstanceId ?? null;
       const running = new Fetcher(client, listener, {
         maxWaitMs,
         maxBytesPerPartition: clientOptions.maxBytesPerPartition ?? 1_048_576,
@@ -212,7 +211,7 @@ export function platformaticAdapter(
     },
     async commit(offsets: readonly TopicPartitionOffset[]) {
       if (coordinator === null || membership === null) return;
-      const { memberId, generationIdOrMemberEpoch } = membership.identity();
+      const { memberId, generationIdOrMemberEpoch, instanceId } = membership.identity();
       const topicsToCommit = new Map<string, unknown[]>();
       for (const { topic, partition, offset, metadata } of offsets) {
         const list = topicsToCommit.get(topic) ?? [];

@@ -32,7 +32,13 @@ export class ClassicMember implements Membership {
   }
 
   identity() {
-    return { memberId: this.consumer.memberId, generationIdOrMemberEpoch: this.consumer.generationId };
+    // The client joins classic groups without a group instance id, whatever its options say: a commit
+    // naming one would be refused.
+    return {
+      memberId: this.consumer.memberId,
+      generationIdOrMemberEpoch: this.consumer.generationId,
+      instanceId: null,
+    };
   }
 
   async leave(): Promise<void> {

@@ -56,7 +56,11 @@ export class ConsumerProtocolMember implements Membership {
   }
 
   identity() {
-    return { memberId: this.memberId, generationIdOrMemberEpoch: this.epoch };
+    return {
+      memberId: this.memberId,
+      generationIdOrMemberEpoch: this.epoch,
+      instanceId: this.settings.instanceId,
+    };
   }
 
   async leave(): Promise<void> {

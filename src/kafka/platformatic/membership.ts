@@ -14,8 +14,11 @@ export interface MembershipEvents {
 export interface Membership {
   /** Joins the group; resolves once this consumer is a member. */
   start(): Promise<void>;
-  /** What an offset commit must carry to be accepted from this member. */
-  identity(): { memberId: string | null; generationIdOrMemberEpoch: number };
+  /**
+   * What an offset commit must carry to be accepted from this member: its id, its generation or epoch,
+   * and the group instance id it joined with (null when it joined without one).
+   */
+  identity(): { memberId: string | null; generationIdOrMemberEpoch: number; instanceId: string | null };
   /** Leaves the group. */
   leave(): Promise<void>;
 }
