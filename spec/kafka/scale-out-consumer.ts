@@ -1,5 +1,6 @@
 // One member of the scale-out spec's consumer group, run as its own process (bundled by the spec).
-// argv: client groupId topic recordFile handlerMs maxInFlight, where client is 'kafkajs' or 'platformatic'.
+// argv: client groupId topic recordFile handlerMs maxInFlight [instanceId], where client is 'kafkajs' or
+// 'platformatic'; with an instanceId the platformatic member joins as a static member.
 // Appends one line per handled message, written before the handler completes (so before its offset can be
 // committed): "key seq partition offset startMs doneMs". Tells the spec how many partitions it holds.
 import { closeSync, openSync, writeSync } from 'node:fs';
@@ -16,19 +17,23 @@ import {
   platformaticAdapter,
 } from 'keyed-dispatch/kafka';
 
-const [client, groupId, topic, recordFile, handlerMs, maxInFlight] = process.argv.slice(2);
+const [client, groupId, topic, recordFile, handlerMs, maxInFlight, instanceId] = process.argv.slice(2);
 const now = () => performance.timeOrigin + performance.now();
 const send = (message: unknown) => process.send?.(message);
 
 function clientAdapter(): KafkaConsumerAdapter {
   if (client === 'platformatic') {
-    const consumer = new Consumer({
+    const options = {
       clientId: `member-${process.pid}`,
       bootstrapBrokers: ['127.0.0.1:9092'],
       groupId,
-      groupProtocol: 'consumer',
+      groupProtocol: 'consumer' as const,
       rebalanceTimeout: 60_000,
-    });
+    };
+    // Not in the client's option types (1.22); the adapter reads it from the options all the same.
+    const consumer = new Consumer(
+      instanceId ? Object.assign(options, { groupInstanceId: instanceId }) : options,
+    );
     return platformaticAdapter(consumer, { topics: [topic], fromBeginning: true, maxWaitMs: 100 });
   }
   const consumer = new Kafka({

@@ -1,4 +1,8 @@
+import { fork } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Consumer } from '@platformatic/kafka';
+import { buildSync } from 'esbuild';
 import { keyedDispatch } from 'keyed-dispatch';
 import { fromPlatformaticKafka, type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
@@ -6,6 +10,8 @@ import { BROKER, offsets, QUICK_GROUP, unique } from './broker';
 import { useEventTopics } from './events';
 
 jest.setTimeout(90_000);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const eventTopics = useEventTopics('static');
 
@@ -65,3 +71,66 @@ describe.each(['consumer', 'classic'] as const)(
     });
   },
 );
+
+describe('@platformatic/kafka with a group instance id, consumer protocol, after a crash', () => {
+  const OUT = join(__dirname, '..', '..', '.build', 'kafka-static');
+  const MEMBER_SCRIPT = join(OUT, 'member.js');
+  beforeAll(() => {
+    mkdirSync(OUT, { recursive: true });
+    buildSync({
+      entryPoints: [join(__dirname, 'scale-out-consumer.ts')],
+      outfile: MEMBER_SCRIPT,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      external: ['kafkajs', '@platformatic/kafka', 'rxjs'],
+      tsconfig: join(__dirname, '..', '..', 'tsconfig.json'),
+      logLevel: 'warning',
+    });
+  });
+
+  /** A member process of `groupId` with the group instance id `instanceId`, recording what it handles. */
+  function member(groupId: string, topic: string, instanceId: string, file: string) {
+    const child = fork(MEMBER_SCRIPT, ['platformatic', groupId, topic, file, '5', '16', instanceId], {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    const state = { handled: 0, exited: null as number | null, stderr: '' };
+    child.on('message', (m: { handled?: number }) => {
+      if (m.handled !== undefined) state.handled = m.handled;
+    });
+    child.stderr?.on('data', (chunk) => {
+      state.stderr += chunk;
+    });
+    child.on('exit', (code) => {
+      state.exited = code ?? -1;
+    });
+    return { child, state };
+  }
+
+  const handledIn = (files: string[]) =>
+    new Set(
+      files
+        .flatMap((f) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean) : []))
+        .map((l) => l.split(' ').slice(0, 2).join(' ')),
+    );
+
+  it('a member restarted under the same instance id waits until the broker lets the crashed one go, then carries on', async () => {
+    const topic = await eventTopics.topicWith(2, 2000, 20);
+    const groupId = unique('group');
+    const instanceId = unique('instance');
+    const files = [join(OUT, `${groupId}-0.log`), join(OUT, `${groupId}-1.log`)];
+    const first = member(groupId, topic, instanceId, files[0]);
+    while (first.state.handled < 200 && first.state.exited === null) await sleep(20);
+    first.child.kill('SIGKILL');
+    // The broker holds the instance id for the crashed member until its session times out.
+    const second = member(groupId, topic, instanceId, files[1]);
+    const until = Date.now() + 60_000;
+    while (handledIn(files).size < 2000 && second.state.exited === null && Date.now() < until)
+      await sleep(100);
+    expect([second.state.exited, second.state.stderr.slice(0, 500)]).toEqual([null, '']);
+    expect(handledIn(files).size).toBe(2000);
+    second.child.send('close');
+    await new Promise((resolve) => second.child.once('exit', resolve));
+  });
+});

@@ -57,6 +57,7 @@ export const ErrorCodes = {
   OFFSET_OUT_OF_RANGE: 1,
   UNKNOWN_MEMBER_ID: 25,
   FENCED_MEMBER_EPOCH: 110,
+  UNRELEASED_INSTANCE_ID: 111,
 } as const;
 
 /** The parsed response a @platformatic/kafka error carries (errors nest: retries, per partition). */

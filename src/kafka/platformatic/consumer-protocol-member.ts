@@ -37,6 +37,8 @@ export class ConsumerProtocolMember implements Membership {
   private again = false;
   private closed = false;
   private joined: { resolve(): void; reject(error: unknown): void } | null = null;
+  /** Until when joining waits for the broker to release this member's instance id (see `heartbeat`). */
+  private joinDeadline = 0;
 
   constructor(
     private readonly consumer: Consumer,
@@ -49,6 +51,7 @@ export class ConsumerProtocolMember implements Membership {
   async start(): Promise<void> {
     this.version = await this.coordinator.version('ConsumerGroupHeartbeat');
     if (this.version >= 1) this.memberId = randomUUID();
+    this.joinDeadline = Date.now() + this.settings.rebalanceTimeoutMs;
     await new Promise<void>((resolve, reject) => {
       this.joined = { resolve, reject };
       this.beat();
@@ -105,6 +108,11 @@ export class ConsumerProtocolMember implements Membership {
       if (response.assignment !== null) await this.reconcile(response.assignment.topicPartitions);
     } catch (error) {
       if (this.closed) return;
+      // A static member restarted after a crash: the broker keeps its instance id for the dead member
+      // until that one's session times out. Joining is tried again each heartbeat interval meanwhile,
+      // for up to the rebalance timeout (another live member with the same id is an error after that).
+      const unreleased = hasErrorCode(error, ErrorCodes.UNRELEASED_INSTANCE_ID);
+      if (this.joined !== null && unreleased && Date.now() < this.joinDeadline) return;
       if (this.joined !== null) {
         this.closed = true;
         this.joined.reject(error);
