@@ -1,12 +1,12 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildSync } from 'esbuild';
 import { type Kafka, Partitioners } from 'kafkajs';
 import { keyedProducer } from 'keyed-dispatch/kafka';
 import { deferred } from '../support/scripted-receiver';
 import { ADAPTERS } from './adapters';
 import { BROKER_START_MS, createTopic, ensureBroker, kafka, offsets, unique } from './broker';
+import { buildMemberScript } from './member-script';
 
 // 3 member processes in one group on a 12-partition topic; one is SIGKILLed mid-run.
 jest.setTimeout(150_000);
@@ -17,7 +17,7 @@ const KEYS = 1000;
 const MESSAGES = 100_000;
 const ROOT = join(__dirname, '..', '..');
 const OUT = join(ROOT, '.build', 'kafka-scale-out');
-const MEMBER_SCRIPT = join(OUT, 'member.js');
+const MEMBER_SCRIPT = join(OUT, 'member.js'); // what buildMemberScript(OUT) writes
 
 interface Handled {
   member: number;
@@ -33,18 +33,7 @@ let client: Kafka;
 
 beforeAll(async () => {
   rmSync(OUT, { recursive: true, force: true });
-  mkdirSync(OUT, { recursive: true });
-  buildSync({
-    entryPoints: [join(__dirname, 'scale-out-consumer.ts')],
-    outfile: MEMBER_SCRIPT,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['kafkajs', '@platformatic/kafka', 'rxjs'],
-    tsconfig: join(ROOT, 'tsconfig.json'),
-    logLevel: 'warning',
-  });
+  buildMemberScript(OUT);
   await ensureBroker();
   client = kafka('scale-out-spec');
 }, BROKER_START_MS);

@@ -1,13 +1,13 @@
 import { fork } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Consumer } from '@platformatic/kafka';
-import { buildSync } from 'esbuild';
 import { keyedDispatch } from 'keyed-dispatch';
 import { fromPlatformaticKafka, type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { BROKER, offsets, QUICK_GROUP, unique } from './broker';
 import { useEventTopics } from './events';
+import { buildMemberScript } from './member-script';
 
 jest.setTimeout(90_000);
 
@@ -74,25 +74,14 @@ describe.each(['consumer', 'classic'] as const)(
 
 describe('@platformatic/kafka with a group instance id, consumer protocol, after a crash', () => {
   const OUT = join(__dirname, '..', '..', '.build', 'kafka-static');
-  const MEMBER_SCRIPT = join(OUT, 'member.js');
+  let memberScript = '';
   beforeAll(() => {
-    mkdirSync(OUT, { recursive: true });
-    buildSync({
-      entryPoints: [join(__dirname, 'scale-out-consumer.ts')],
-      outfile: MEMBER_SCRIPT,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      external: ['kafkajs', '@platformatic/kafka', 'rxjs'],
-      tsconfig: join(__dirname, '..', '..', 'tsconfig.json'),
-      logLevel: 'warning',
-    });
+    memberScript = buildMemberScript(OUT);
   });
 
   /** A member process of `groupId` with the group instance id `instanceId`, recording what it handles. */
   function member(groupId: string, topic: string, instanceId: string, file: string) {
-    const child = fork(MEMBER_SCRIPT, ['platformatic', groupId, topic, file, '5', '16', instanceId], {
+    const child = fork(memberScript, ['platformatic', groupId, topic, file, '5', '16', instanceId], {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
     const state = { handled: 0, exited: null as number | null, stderr: '' };
