@@ -53,6 +53,21 @@ export async function createTopic(client: Kafka, topic: string, partitions: numb
   }
 }
 
+/**
+ * `request` again while it fails with an error the broker calls retriable (a coordinator still loading
+ * its groups on a broker just started), for up to 10 s.
+ */
+async function retried<T>(request: () => Promise<T>): Promise<T> {
+  for (const until = Date.now() + 10_000; ; ) {
+    try {
+      return await request();
+    } catch (error) {
+      if (!(error as { retriable?: boolean }).retriable || Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 /** Committed positions and end offsets of every partition of `topic`. */
 export async function offsets(
   client: Kafka,
@@ -62,7 +77,7 @@ export async function offsets(
   const admin = client.admin();
   await admin.connect();
   try {
-    const [group] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const [group] = await retried(() => admin.fetchOffsets({ groupId, topics: [topic] }));
     const ends = await admin.fetchTopicOffsets(topic);
     return {
       committed: new Map(group.partitions.map((p) => [p.partition, p.offset])),

@@ -57,17 +57,20 @@ describe.each(['consumer', 'classic'] as const)(
         ),
         { defaultValue: undefined },
       );
-      const { end } = await offsets(eventTopics.client, groupId, topic);
-      // Committed while it runs (every 100 ms), not only by close().
-      let committed = new Map<number, string>();
-      for (const until = Date.now() + 20_000; Date.now() < until; ) {
-        committed = (await offsets(eventTopics.client, groupId, topic)).committed;
-        if (handled === 100 && [...end].every(([p, o]) => committed.get(p) === o)) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+      try {
+        const { end } = await offsets(eventTopics.client, groupId, topic);
+        // Committed while it runs (every 100 ms), not only by close().
+        let committed = new Map<number, string>();
+        for (const until = Date.now() + 20_000; Date.now() < until; ) {
+          committed = (await offsets(eventTopics.client, groupId, topic)).committed;
+          if (handled === 100 && [...end].every(([p, o]) => committed.get(p) === o)) break;
+          await sleep(100);
+        }
+        expect(committed).toEqual(end);
+      } finally {
+        await receiver.close();
+        await output;
       }
-      expect(committed).toEqual(end);
-      await receiver.close();
-      await output;
     });
   },
 );
@@ -114,12 +117,17 @@ describe('@platformatic/kafka with a group instance id, consumer protocol, after
     first.child.kill('SIGKILL');
     // The broker holds the instance id for the crashed member until its session times out.
     const second = member(groupId, topic, instanceId, files[1]);
-    const until = Date.now() + 60_000;
-    while (handledIn(files).size < 2000 && second.state.exited === null && Date.now() < until)
-      await sleep(100);
-    expect([second.state.exited, second.state.stderr.slice(0, 500)]).toEqual([null, '']);
-    expect(handledIn(files).size).toBe(2000);
-    second.child.send('close');
-    await new Promise((resolve) => second.child.once('exit', resolve));
+    try {
+      const until = Date.now() + 60_000;
+      while (handledIn(files).size < 2000 && second.state.exited === null && Date.now() < until)
+        await sleep(100);
+      expect([second.state.exited, second.state.stderr.slice(0, 500)]).toEqual([null, '']);
+      expect(handledIn(files).size).toBe(2000);
+    } finally {
+      if (second.state.exited === null) {
+        second.child.send('close');
+        await new Promise((resolve) => second.child.once('exit', resolve));
+      }
+    }
   });
 });
