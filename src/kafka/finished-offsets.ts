@@ -87,10 +87,10 @@ export function decodeFinished(metadata: string | null | undefined, offset: stri
   let scale = 1;
   for (const byte of Buffer.from(encoded, 'base64')) {
     value += (byte & 0x7f) * scale;
+    // Past 2^53 (or a run of continuation bytes that makes the scale infinite, and the value NaN).
     if (!Number.isSafeInteger(value)) return [];
     if (byte & 0x80) {
       scale *= 0x80;
-      if (scale > Number.MAX_SAFE_INTEGER) return [];
       continue;
     }
     values.push(value);
