@@ -53,6 +53,11 @@ export async function createTopic(client: Kafka, topic: string, partitions: numb
   }
 }
 
+/** Resolves once `condition()` holds, checking every 10 ms. */
+export async function waitFor(condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 /**
  * `request` again while it fails with an error the broker calls retriable (a coordinator still loading
  * its groups on a broker just started), for up to 10 s.

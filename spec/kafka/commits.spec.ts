@@ -3,17 +3,13 @@ import { type KafkaMessage, type KafkaReceiverOptions, kafkaKey } from 'keyed-di
 import { lastValueFrom } from 'rxjs';
 import { deferred } from '../support/scripted-receiver';
 import { ADAPTERS, type ClientAdapter } from './adapters';
-import { offsets, unique } from './broker';
+import { offsets, unique, waitFor } from './broker';
 import { decode, type Event, useEventTopics } from './events';
 
 jest.setTimeout(90_000);
 
 const eventTopics = useEventTopics('commits');
 const topicWith = eventTopics.topicWith;
-
-async function waitFor(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
-}
 
 /**
  * Runs one member of `groupId` until `until(handled)` holds, then closes it without waiting for running

@@ -9,7 +9,7 @@ import {
 import { lastValueFrom } from 'rxjs';
 import { type Deferred, deferred } from '../support/scripted-receiver';
 import { ADAPTERS, type ClientAdapter, platformaticConsumer } from './adapters';
-import { createTopic, kafka, offsets, unique } from './broker';
+import { createTopic, kafka, offsets, unique, waitFor } from './broker';
 import { decode, type Event, useEventTopics } from './events';
 import { ObservedAdapter } from './observed-adapter';
 
@@ -39,11 +39,6 @@ function counter(target: number): { done: Deferred<void>; add(): void; value(): 
     },
     value: () => n,
   };
-}
-
-/** Resolves once `condition()` holds, checking every 10 ms. */
-async function waitFor(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
