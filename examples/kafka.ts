@@ -36,17 +36,19 @@ async function main(): Promise<void> {
   const producer = new Producer({ clientId: 'billing', bootstrapBrokers: BROKERS, idempotent: true });
   const runId = Date.now();
   for (let i = 0; i < EVENTS; i += 1000) {
-    await producer.send({
-      messages: Array.from({ length: 1000 }, (_, j) => {
-        const event: AccountEvent = {
-          run: runId,
-          account: `acct-${(i + j) % ACCOUNTS}`,
-          seq: i + j,
-          cents: runId % 100,
-        };
-        return { topic: TOPIC, key: Buffer.from(event.account), value: Buffer.from(JSON.stringify(event)) };
+    await sentSoon(() =>
+      producer.send({
+        messages: Array.from({ length: 1000 }, (_, j) => {
+          const event: AccountEvent = {
+            run: runId,
+            account: `acct-${(i + j) % ACCOUNTS}`,
+            seq: i + j,
+            cents: runId % 100,
+          };
+          return { topic: TOPIC, key: Buffer.from(event.account), value: Buffer.from(JSON.stringify(event)) };
+        }),
       }),
-    });
+    );
   }
   await producer.close();
 
@@ -100,6 +102,23 @@ async function ensureTopic(): Promise<void> {
     }
   } finally {
     await admin.close();
+  }
+}
+
+/**
+ * Sends, and tries again a few times if the send fails: right after a topic is created, the broker
+ * answers the first sends with an error for a moment (which @platformatic/kafka 1.22 cannot even read:
+ * `PLT_KFK_OUT_OF_BOUNDS`).
+ */
+async function sentSoon(send: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await send();
+      return;
+    } catch (err) {
+      if (attempt === 5) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
   }
 }
 
