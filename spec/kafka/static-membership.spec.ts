@@ -3,10 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Consumer } from '@platformatic/kafka';
 import { keyedDispatch } from 'keyed-dispatch';
-import { fromPlatformaticKafka, type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
+import { fromPlatformaticKafka, type KafkaMessage, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { BROKER, offsets, QUICK_GROUP, unique } from './broker';
-import { useEventTopics } from './events';
+import { decode, type Event, useEventTopics } from './events';
 import { buildMemberScript } from './member-script';
 
 jest.setTimeout(90_000);
@@ -128,6 +128,77 @@ describe('@platformatic/kafka with a group instance id, consumer protocol, after
         second.child.send('close');
         await new Promise((resolve) => second.child.once('exit', resolve));
       }
+    }
+  });
+});
+
+describe('@platformatic/kafka with a group instance id, consumer protocol, a graceful restart', () => {
+  /** A static member of `groupId` that records the partition of every event it handles, by batch. */
+  function staticMember(groupId: string, topic: string, instanceId: string) {
+    const receiver = fromPlatformaticKafka({
+      consumer: staticConsumer(groupId, instanceId, 'consumer'),
+      topics: [topic],
+      fromBeginning: true,
+      maxWaitMs: 100,
+    });
+    const partitions = new Map<number, Set<number>>();
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: kafkaKey,
+          handle: async (m) => {
+            const batch = Math.floor(decode(m).seq / 1000);
+            if (!partitions.has(batch)) partitions.set(batch, new Set());
+            partitions.get(batch)?.add(m.partition);
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    const inBatch = (batch: number) => partitions.get(batch) ?? new Set<number>();
+    return { receiver, output, inBatch };
+  }
+
+  /** Waits up to 20 s for `condition`; false if it never held (the test then fails and still cleans up). */
+  async function within20s(condition: () => boolean): Promise<boolean> {
+    for (const until = Date.now() + 20_000; Date.now() < until; await sleep(20)) if (condition()) return true;
+    return condition();
+  }
+
+  it("keeps a closed member's partitions for it while it restarts: no other member takes them", async () => {
+    const topic = await eventTopics.topicWith(4, 0, 1);
+    const groupId = unique('group');
+    const send = keyedProducer<Event>(eventTopics.producer, { topic, key: (e) => e.key });
+    // Events over 16 keys, numbered from `batch` × 1000, so a handler can tell the batches apart.
+    const sendBatch = (batch: number) =>
+      send.send(Array.from({ length: 64 }, (_, n) => ({ key: `k${n % 16}`, seq: batch * 1000 + n })));
+    const handledBoth = (batch: number, ...members: Array<ReturnType<typeof staticMember>>) =>
+      new Set(members.flatMap((m) => [...m.inBatch(batch)]));
+    const a = staticMember(groupId, topic, 'a');
+    const b = staticMember(groupId, topic, 'b');
+    let restarted: ReturnType<typeof staticMember> | null = null;
+    try {
+      // Once both hold partitions, a batch over every partition tells whose they are.
+      let batch = 0;
+      do {
+        await sendBatch(++batch);
+        expect(await within20s(() => handledBoth(batch, a, b).size === 4)).toBe(true);
+      } while ((a.inBatch(batch).size === 0 || b.inBatch(batch).size === 0) && batch < 10);
+      const ofA = a.inBatch(batch);
+      await a.receiver.close();
+      await a.output;
+      // Gone for a moment (a rolling restart): the broker keeps its partitions for it.
+      await sendBatch(++batch);
+      await sleep(4_000);
+      expect([...b.inBatch(batch)].filter((p) => ofA.has(p))).toEqual([]);
+      restarted = staticMember(groupId, topic, 'a');
+      const back = restarted;
+      expect(await within20s(() => handledBoth(batch, back, b).size === 4)).toBe(true);
+      expect(back.inBatch(batch)).toEqual(ofA);
+      expect([...b.inBatch(batch)].filter((p) => ofA.has(p))).toEqual([]);
+    } finally {
+      for (const m of [a, b, restarted]) await m?.receiver.close();
+      await Promise.all([a.output, b.output, restarted?.output]);
     }
   });
 });

@@ -4,6 +4,9 @@ import { type Consumer, ErrorCodes, hasErrorCode } from './client';
 import type { GroupCoordinator } from './coordinator';
 import type { Membership, MembershipEvents } from './membership';
 
+/** The heartbeat epoch with which a static member leaves for now, keeping its assignment (KIP-848). */
+const LEAVE_FOR_NOW_EPOCH = -2;
+
 interface HeartbeatResponse {
   memberId: string | null;
   memberEpoch: number;
@@ -69,9 +72,28 @@ export class ConsumerProtocolMember implements Membership {
   async leave(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    if (this.settings.instanceId !== null && this.memberId !== '' && this.epoch > 0) {
+      await this.leaveForNow();
+      return;
+    }
     // Closing the consumer sends the leaving heartbeat (epoch -1) under the consumer's member id: it
     // leaves as this member instead of retrying a leave for one that never joined.
     this.consumer.memberId = this.memberId === '' ? null : this.memberId;
+  }
+
+  /**
+   * A static member leaves for now (epoch -2): the broker keeps its partitions for it until its session
+   * times out, so a restart under the same instance id gets them back and no other member takes them
+   * meanwhile (a rolling restart moves nothing). Closing the consumer then sends its own leave (epoch
+   * -1), which would end the membership: it goes out under an id the group does not know, and is refused.
+   */
+  private async leaveForNow(): Promise<void> {
+    try {
+      await this.heartbeatRequest(LEAVE_FOR_NOW_EPOCH, this.ownedByTopicId());
+    } catch {
+      // Not heard: the member stays until its session times out, as after a crash.
+    }
+    this.consumer.memberId = randomUUID();
   }
 
   /** Sends a heartbeat now, or right after the one in flight. */
