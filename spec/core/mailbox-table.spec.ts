@@ -1,5 +1,5 @@
 import { MailboxState } from '../../src/engine/mailbox';
-import { MailboxTable, POOL_LIMIT } from '../../src/engine/mailbox-table';
+import { CHECK_EVERY, MailboxTable, POOL_LIMIT, PROBE_LIMIT } from '../../src/engine/mailbox-table';
 
 /** Takes the mailbox of `key` and marks it live, as a dispatcher opening it on a lane would. */
 function open(table: MailboxTable<string, number, never>, key: number) {
@@ -38,39 +38,43 @@ describe('MailboxTable (the mailboxes of one dispatcher and its pool)', () => {
     let most = 0;
     for (let key = 0; key < 10 * POOL_LIMIT; key++) {
       const mailbox = open(table, key);
-      most = Math.max(most, table.size);
       created.add(mailbox);
       table.release(mailbox);
+      most = Math.max(most, table.size);
     }
     expect(table.live).toBe(0);
     expect(most).toBe(POOL_LIMIT);
-    // Each sweep makes the filed mailboxes spares: they serve new keys instead of new allocations.
-    expect(created.size).toBe(POOL_LIMIT);
+    // Once the filed pool is full, drained mailboxes are reused for new keys instead of allocated.
+    expect(created.size).toBe(POOL_LIMIT + 1);
   });
 
-  it('sweeps only once as many mailboxes are filed as are live, and keeps POOL_LIMIT of them as spares', () => {
+  it('keeps only PROBE_LIMIT filed once filed mailboxes are not taken back, and files POOL_LIMIT again once keys come back', () => {
     const table = new MailboxTable<string, number, never>();
-    const live = 3 * POOL_LIMIT;
-    const mailboxes = Array.from({ length: live }, (_, key) => open(table, key));
-    // Filed below the live count: still in the map under their keys.
-    for (let key = 0; key < live / 2 - 1; key++) table.release(mailboxes[key]);
-    expect(table.size).toBe(live);
-    expect(table.take(0)).toBe(mailboxes[0]);
-    table.release(mailboxes[0]);
-    // As many filed as live: the map keeps the live ones only.
-    table.release(mailboxes[live / 2 - 1]);
-    expect(table.size).toBe(live / 2);
-    expect(table.live).toBe(live / 2);
-    expect(table.get(live - 1)).toBe(mailboxes[live - 1]);
-    // Of the swept ones, POOL_LIMIT serve new keys; the rest were let go.
-    const reused = new Set<object>(mailboxes);
-    let fresh = 0;
-    for (let key = live; key < live + live / 2; key++) {
-      const mailbox = table.take(key);
-      expect(mailbox.state).toBe(MailboxState.Pooled);
-      if (!reused.has(mailbox)) fresh++;
+    // Keys that never recur: after one look, the filed pool shrinks to the probes.
+    for (let key = 0; key < CHECK_EVERY; key++) table.release(open(table, key));
+    expect(table.size).toBe(PROBE_LIMIT);
+    // A key space of 512 that recurs: within two looks, filing pays again and every key stays filed.
+    for (let i = 0; i < 3 * CHECK_EVERY; i++) table.release(open(table, 1_000_000 + (i % 512)));
+    expect(table.size).toBeGreaterThanOrEqual(512);
+    const again = table.take(1_000_000);
+    expect(again.state).toBe(MailboxState.Pooled);
+  });
+
+  it('lets one drained mailbox in 16 replace the one filed longest ago once the filed pool is full', () => {
+    const table = new MailboxTable<string, number, never>();
+    for (let key = 0; key < POOL_LIMIT; key++) table.release(open(table, key));
+    const late: Array<ReturnType<typeof open>> = [];
+    for (let key = POOL_LIMIT; key < POOL_LIMIT + 16; key++) {
+      const mailbox = open(table, key);
+      late.push(mailbox);
+      table.release(mailbox);
     }
-    expect(fresh).toBe(live / 2 - POOL_LIMIT);
+    expect(table.size).toBe(POOL_LIMIT);
+    // The 16th took the place of key 0's; the 15 before it left the map.
+    expect(table.take(POOL_LIMIT + 15)).toBe(late[15]);
+    expect(table.size).toBe(POOL_LIMIT);
+    expect(table.take(0).state).toBe(MailboxState.Pooled);
+    expect(table.size).toBe(POOL_LIMIT + 1);
   });
 
   it('forgets every mailbox on clear', () => {

@@ -1,28 +1,52 @@
 import { Mailbox, MailboxState } from './mailbox';
 
-/** Drained mailboxes a dispatcher keeps filed under their last key before it sweeps; as many again spare. */
+/** Drained mailboxes a dispatcher keeps filed under their last key; the same number again unfiled. */
 export const POOL_LIMIT = 1024;
+
+/** Once the filed pool is full, one drained mailbox in this many replaces the one filed longest ago. */
+const REFRESH_EVERY = 16;
+
+/** Drained mailboxes between two looks at whether filing pays. */
+export const CHECK_EVERY = 4096;
+
+/** The filed pool's size while filing does not pay: enough to notice when keys start coming back. */
+export const PROBE_LIMIT = 64;
 
 /**
  * The mailboxes of one dispatcher by key, and its pool of drained ones.
  *
- * A drained mailbox stays in the map under its last key (filed), so a key that comes back gets it back
- * with one lookup and no insertion. Once at least `POOL_LIMIT` are filed, and at least as many as are
- * live, the table sweeps: the live mailboxes move to a new map and the filed ones become spares, which
- * serve new keys. A sweep costs one step per mailbox in the map, less than the deletion per drained
- * mailbox it replaces: in a key space too large to recur (100,000 keys), deleting every drained key
- * from the Map was about a tenth of a Promise handler's dispatch. Memory never grows with the number of
- * keys seen: the map holds the live mailboxes and at most as many filed again (or `POOL_LIMIT`), and
- * at most `POOL_LIMIT` spares are kept.
+ * A drained mailbox stays in the map under its last key while the filed pool has room, so a key that
+ * comes back gets it back with one lookup. Taking every drained key out of the Map and inserting it
+ * again when it comes back made up about a quarter of a trivial message's dispatch (the deletion, the
+ * insertion, and the rehash that every few hundred insertions allocates a new table). Once `POOL_LIMIT`
+ * mailboxes are filed, a drained one leaves the map for the unfiled pool, which serves new keys, except
+ * one in `REFRESH_EVERY`, which takes the place of the one filed longest ago: the filed pool follows a
+ * key space that moves. A pooled mailbox holds no messages, is on no lane and is not live; memory never
+ * grows with the number of keys seen.
+ *
+ * In a key space too large to recur within the pool (100,000 keys), filed mailboxes are almost never
+ * taken back, and the thousand of them only make the map larger for every other key (7 % of a Promise
+ * handler's throughput). So every `CHECK_EVERY` drained mailboxes the table looks at how many filed ones
+ * were taken back: fewer than half a take per filed slot (about one take in eight at the full pool), and
+ * the filed pool shrinks to `PROBE_LIMIT`; as many per probe, and it may grow back to `POOL_LIMIT`.
  */
 export class MailboxTable<T, K, R> {
   /** Live mailboxes, and filed ones under the key they last served. */
-  private byKey = new Map<K, Mailbox<T, K, R>>();
-  /** Pooled mailboxes still in the map. */
+  private readonly byKey = new Map<K, Mailbox<T, K, R>>();
+  /** The filed pool, linked through `olderPooled`/`newerPooled`: drained longest ago first. */
+  private oldest: Mailbox<T, K, R> | null = null;
+  private newest: Mailbox<T, K, R> | null = null;
   private filed = 0;
-  /** Spare mailboxes: a stack linked through `nextSpare`. */
-  private spare: Mailbox<T, K, R> | null = null;
-  private spareCount = 0;
+  /** The unfiled pool: a stack linked through `newerPooled`, most recently drained (cache-warm) on top. */
+  private unfiled: Mailbox<T, K, R> | null = null;
+  private unfiledCount = 0;
+  /** Drained mailboxes until the next one replaces the oldest filed one (while the filed pool is full). */
+  private untilRefresh = REFRESH_EVERY;
+  /** How many may be filed now: `POOL_LIMIT` while filing pays, else `PROBE_LIMIT`. */
+  private fileLimit = POOL_LIMIT;
+  /** Drained mailboxes until the next look at whether filing pays, and filed ones taken back since the last. */
+  private untilCheck = CHECK_EVERY;
+  private revived = 0;
 
   /** Mailboxes holding messages. */
   get live(): number {
@@ -41,47 +65,71 @@ export class MailboxTable<T, K, R> {
   }
 
   /**
-   * The mailbox of `key`: its live one, else its filed one, else a spare or new one, in the map under
-   * `key`. Unless it was live it is still `Pooled`: the caller opens it on a lane.
+   * The mailbox of `key`: its live one, else its filed one, else an unfiled or new one, in the map
+   * under `key`. Unless it was live it is still `Pooled`: the caller opens it on a lane.
    */
   take(key: K): Mailbox<T, K, R> {
     const known = this.byKey.get(key);
     if (known !== undefined) {
-      if (known.state === MailboxState.Pooled) this.filed--;
+      if (known.state === MailboxState.Pooled) {
+        this.unfile(known);
+        this.revived++;
+      }
       return known;
     }
-    let mailbox = this.spare;
+    let mailbox = this.unfiled;
     if (mailbox === null) mailbox = new Mailbox<T, K, R>();
     else {
-      this.spare = mailbox.nextSpare;
-      mailbox.nextSpare = null;
-      this.spareCount--;
+      this.unfiled = mailbox.newerPooled;
+      mailbox.newerPooled = null;
+      this.unfiledCount--;
     }
     mailbox.key = key;
     this.byKey.set(key, mailbox);
     return mailbox;
   }
 
-  /** `mailbox` ran dry: filed under its key (its last user must not touch it after this). */
+  /** `mailbox` ran dry: into the pool (its last user must not touch it after this). */
   release(mailbox: Mailbox<T, K, R>): void {
     mailbox.reset();
     mailbox.state = MailboxState.Pooled;
-    if (++this.filed >= POOL_LIMIT && this.filed >= this.byKey.size - this.filed) this.sweep();
+    if (--this.untilCheck === 0) this.checkFiling();
+    if (this.filed < this.fileLimit) this.file(mailbox);
+    else this.releaseWhenFull(mailbox);
   }
 
-  /** Moves the live mailboxes to a new map; the filed ones become spares (as many as the spares keep). */
-  private sweep(): void {
-    const live = new Map<K, Mailbox<T, K, R>>();
-    for (const [key, mailbox] of this.byKey) {
-      if (mailbox.state !== MailboxState.Pooled) live.set(key, mailbox);
-      else if (this.spareCount < POOL_LIMIT) {
-        mailbox.nextSpare = this.spare;
-        this.spare = mailbox;
-        this.spareCount++;
-      }
+  /** Sizes the filed pool by how often filed mailboxes were taken back since the last look. */
+  private checkFiling(): void {
+    this.fileLimit = this.revived * 2 >= this.fileLimit ? POOL_LIMIT : PROBE_LIMIT;
+    this.untilCheck = CHECK_EVERY;
+    this.revived = 0;
+    while (this.filed > this.fileLimit) {
+      const oldest = this.oldest as Mailbox<T, K, R>;
+      this.unfile(oldest);
+      this.leave(oldest);
     }
-    this.byKey = live;
-    this.filed = 0;
+  }
+
+  /** The filed pool is full: `mailbox` leaves the map, or, one time in `REFRESH_EVERY`, the oldest does. */
+  private releaseWhenFull(mailbox: Mailbox<T, K, R>): void {
+    if (--this.untilRefresh > 0) {
+      this.leave(mailbox);
+      return;
+    }
+    this.untilRefresh = REFRESH_EVERY;
+    const oldest = this.oldest as Mailbox<T, K, R>;
+    this.unfile(oldest);
+    this.leave(oldest);
+    this.file(mailbox);
+  }
+
+  /** Files a pooled mailbox under its key, as the newest. */
+  private file(mailbox: Mailbox<T, K, R>): void {
+    mailbox.olderPooled = this.newest;
+    if (this.newest === null) this.oldest = mailbox;
+    else this.newest.newerPooled = mailbox;
+    this.newest = mailbox;
+    this.filed++;
   }
 
   /** The live mailboxes. */
@@ -94,8 +142,32 @@ export class MailboxTable<T, K, R> {
   /** Forgets every mailbox, live and pooled. */
   clear(): void {
     this.byKey.clear();
+    this.oldest = null;
+    this.newest = null;
     this.filed = 0;
-    this.spare = null;
-    this.spareCount = 0;
+    this.unfiled = null;
+    this.unfiledCount = 0;
+  }
+
+  /** Takes a pooled mailbox out of the filed list (it stays in the map). */
+  private unfile(mailbox: Mailbox<T, K, R>): void {
+    const older = mailbox.olderPooled;
+    const newer = mailbox.newerPooled;
+    if (older === null) this.oldest = newer;
+    else older.newerPooled = newer;
+    if (newer === null) this.newest = older;
+    else newer.olderPooled = older;
+    mailbox.olderPooled = null;
+    mailbox.newerPooled = null;
+    this.filed--;
+  }
+
+  /** A pooled mailbox leaves the map, onto the unfiled stack if it has room. */
+  private leave(mailbox: Mailbox<T, K, R>): void {
+    this.byKey.delete(mailbox.key);
+    if (this.unfiledCount === POOL_LIMIT) return;
+    mailbox.newerPooled = this.unfiled;
+    this.unfiled = mailbox;
+    this.unfiledCount++;
   }
 }

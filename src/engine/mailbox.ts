@@ -90,8 +90,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   current: T | undefined = undefined;
   /** The running handler's subscription, to cancel it on teardown. */
   inner: Subscription | null = null;
-  /** The next spare in its table's pool while it is a spare (null otherwise). */
-  nextSpare: Mailbox<T, K, R> | null = null;
+  /** Neighbours in its table's pool while pooled, oldest first (null otherwise). */
+  olderPooled: Mailbox<T, K, R> | null = null;
+  newerPooled: Mailbox<T, K, R> | null = null;
   /** Bumped for each message, so a late notification from an earlier handler is ignored. */
   private generation = 0;
   /** True while the handler is being started (its synchronous part). */
