@@ -59,6 +59,18 @@ export async function waitFor(condition: () => boolean | Promise<boolean>): Prom
 }
 
 /**
+ * Waits up to `ms` for `condition`; false when it never held, so the spec fails on its assertion and
+ * still closes its consumers (a spec timeout would leave them open).
+ */
+export async function within(ms: number, condition: () => boolean): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until; ) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return condition();
+}
+
+/**
  * `request` again while it fails with an error the broker calls retriable (a coordinator still loading
  * its groups on a broker just started), for up to 10 s.
  */

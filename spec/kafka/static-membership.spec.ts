@@ -5,7 +5,7 @@ import { Consumer } from '@platformatic/kafka';
 import { keyedDispatch } from 'keyed-dispatch';
 import { fromPlatformaticKafka, type KafkaMessage, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
-import { BROKER, offsets, QUICK_GROUP, unique } from './broker';
+import { BROKER, offsets, QUICK_GROUP, unique, within } from './broker';
 import { decode, type Event, useEventTopics } from './events';
 import { buildMemberScript } from './member-script';
 
@@ -159,12 +159,6 @@ describe('@platformatic/kafka with a group instance id, consumer protocol, a gra
     return { receiver, output, inBatch };
   }
 
-  /** Waits up to 20 s for `condition`; false if it never held (the test then fails and still cleans up). */
-  async function within20s(condition: () => boolean): Promise<boolean> {
-    for (const until = Date.now() + 20_000; Date.now() < until; await sleep(20)) if (condition()) return true;
-    return condition();
-  }
-
   it("keeps a closed member's partitions for it while it restarts: no other member takes them", async () => {
     const topic = await eventTopics.topicWith(4, 0, 1);
     const groupId = unique('group');
@@ -172,33 +166,49 @@ describe('@platformatic/kafka with a group instance id, consumer protocol, a gra
     // Events over 16 keys, numbered from `batch` × 1000, so a handler can tell the batches apart.
     const sendBatch = (batch: number) =>
       send.send(Array.from({ length: 64 }, (_, n) => ({ key: `k${n % 16}`, seq: batch * 1000 + n })));
-    const handledBoth = (batch: number, ...members: Array<ReturnType<typeof staticMember>>) =>
+    type Member = ReturnType<typeof staticMember>;
+    const handledBy = (batch: number, ...members: Member[]) =>
       new Set(members.flatMap((m) => [...m.inBatch(batch)]));
+    /** Both members handled `batch` on every partition, each on its own ones. */
+    const split = (batch: number, x: Member, y: Member) =>
+      handledBy(batch, x, y).size === 4 && x.inBatch(batch).size + y.inBatch(batch).size === 4;
     const a = staticMember(groupId, topic, 'a');
     const b = staticMember(groupId, topic, 'b');
-    let restarted: ReturnType<typeof staticMember> | null = null;
+    let restarted: Member | null = null;
     try {
-      // Once both hold partitions, a batch over every partition tells whose they are.
+      // Batches over every partition until two in a row split the same way between the two members:
+      // the assignment has settled, and it says whose partitions are whose.
       let batch = 0;
-      do {
+      let settled = false;
+      while (!settled && batch < 6) {
         await sendBatch(++batch);
-        expect(await within20s(() => handledBoth(batch, a, b).size === 4)).toBe(true);
-      } while ((a.inBatch(batch).size === 0 || b.inBatch(batch).size === 0) && batch < 10);
+        expect(await within(15_000, () => handledBy(batch, a, b).size === 4)).toBe(true);
+        settled =
+          batch > 1 &&
+          split(batch, a, b) &&
+          split(batch - 1, a, b) &&
+          a.inBatch(batch).size > 0 &&
+          b.inBatch(batch).size > 0 &&
+          [...a.inBatch(batch)].every((p) => a.inBatch(batch - 1).has(p));
+      }
+      expect(settled).toBe(true);
       const ofA = a.inBatch(batch);
       await a.receiver.close();
       await a.output;
-      // Gone for a moment (a rolling restart): the broker keeps its partitions for it.
+      // Gone for a moment (a rolling restart): the broker keeps its partitions for it. Without that, the
+      // other member takes them at its next heartbeat (every second here).
       await sendBatch(++batch);
-      await sleep(4_000);
+      await sleep(3_000);
       expect([...b.inBatch(batch)].filter((p) => ofA.has(p))).toEqual([]);
       restarted = staticMember(groupId, topic, 'a');
       const back = restarted;
-      expect(await within20s(() => handledBoth(batch, back, b).size === 4)).toBe(true);
+      expect(await within(15_000, () => handledBy(batch, back, b).size === 4)).toBe(true);
       expect(back.inBatch(batch)).toEqual(ofA);
       expect([...b.inBatch(batch)].filter((p) => ofA.has(p))).toEqual([]);
     } finally {
-      for (const m of [a, b, restarted]) await m?.receiver.close();
-      await Promise.all([a.output, b.output, restarted?.output]);
+      const members = [a, b, restarted].filter((m) => m !== null);
+      await Promise.allSettled(members.map((m) => m.receiver.close()));
+      await Promise.allSettled(members.map((m) => m.output));
     }
   });
 });
