@@ -55,19 +55,18 @@ export async function createTopic(client: Kafka, topic: string, partitions: numb
 
 /** Resolves once `condition()` holds, checking every 10 ms. */
 export async function waitFor(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
+  await within(Number.POSITIVE_INFINITY, condition);
 }
 
 /**
- * Waits up to `ms` for `condition`; false when it never held, so the spec fails on its assertion and
- * still closes its consumers (a spec timeout would leave them open).
+ * Waits up to `ms` for `condition`, checking every 10 ms; false when it never held, so the spec fails on
+ * its assertion and still closes its consumers (a spec timeout would leave them open).
  */
-export async function within(ms: number, condition: () => boolean): Promise<boolean> {
-  for (const until = Date.now() + ms; Date.now() < until; ) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+export async function within(ms: number, condition: () => boolean | Promise<boolean>): Promise<boolean> {
+  for (const until = Date.now() + ms; ; await new Promise((resolve) => setTimeout(resolve, 10))) {
+    if (await condition()) return true;
+    if (Date.now() >= until) return false;
   }
-  return condition();
 }
 
 /**
