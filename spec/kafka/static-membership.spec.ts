@@ -113,14 +113,12 @@ describe('@platformatic/kafka with a group instance id, consumer protocol, after
     const instanceId = unique('instance');
     const files = [join(OUT, `${groupId}-0.log`), join(OUT, `${groupId}-1.log`)];
     const first = member(groupId, topic, instanceId, files[0]);
-    while (first.state.handled < 200 && first.state.exited === null) await sleep(20);
+    await within(30_000, () => first.state.handled >= 200 || first.state.exited !== null);
     first.child.kill('SIGKILL');
     // The broker holds the instance id for the crashed member until its session times out.
     const second = member(groupId, topic, instanceId, files[1]);
     try {
-      const until = Date.now() + 60_000;
-      while (handledIn(files).size < 2000 && second.state.exited === null && Date.now() < until)
-        await sleep(100);
+      await within(60_000, () => handledIn(files).size >= 2000 || second.state.exited !== null);
       expect([second.state.exited, second.state.stderr.slice(0, 500)]).toEqual([null, '']);
       expect(handledIn(files).size).toBe(2000);
     } finally {
