@@ -1,12 +1,17 @@
 import { from, Observable, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
 import { sharedSlot } from './internal/shared-slot';
+import { isKeyFailure } from './key-failure';
 import { describe, functionOption, integerOption, MAX_TIMER_MS, optionsObject } from './validate';
 
 /** What a dead-letter handler is told about the message it receives. Safe to keep after the call. */
 export interface FailureContext<K> {
-  /** The message's key. */
-  readonly key: K;
+  /**
+   * The message's key; undefined when the key selector failed for it (threw, or returned no key): such a
+   * message comes to the dead letter at once, with what the selector threw, since a key function gives
+   * the same answer every time.
+   */
+  readonly key: K | undefined;
   /** Attempts made, the first one included. */
   readonly attempts: number;
   /** Index of the lane the key's mailbox is pinned to. */
@@ -42,10 +47,13 @@ export interface RetryPolicyOptions<T, K> {
   retryable?: (error: unknown, message: T) => boolean;
   /**
    * Receives a message whose attempts are spent (or whose error is not retryable), with the last
-   * error. It runs inside the key's mailbox: the key's next message waits until what it returns
+   * error, and a message whose key selector failed, with what it threw (no retries, `context.key`
+   * undefined). Once what it returns completes, the message is settled `dead-lettered`: its receiver
+   * acknowledges it, the dead letter being its handling. It runs inside the key's mailbox: the key's next message waits until what it returns
    * completes (values it emits are ignored); a return that is not an object (nothing, a number, a
    * boolean) is ignored. If it throws or errors, that error errors the output, as a handler error does
-   * without a policy. Default: none (the message is only settled as failed).
+   * without a policy. Default: none (the message is settled `failed`, and its receiver's `onFailed`
+   * says what becomes of it).
    */
   // biome-ignore lint/suspicious/noConfusingVoidType: a callback with nothing to wait for returns nothing.
   deadLetter?: (message: T, error: unknown, context: FailureContext<K>) => ObservableInput<unknown> | void;
@@ -97,6 +105,8 @@ export class GaveUp extends Error {
   constructor(
     override readonly cause: unknown,
     readonly attempts: number,
+    /** The dead letter dealt with the message: it is settled `dead-lettered`, not `failed`. */
+    readonly deadLettered: boolean,
   ) {
     super(`gave up after ${attempts} attempt(s)`);
     gaveUpBrands.attach(this, true);
@@ -166,6 +176,12 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
 
   function wrap<R>(handle: Handle<T, K, R>): Handle<T, K, R> {
     return (message, context) => {
+      const key: unknown = context.key;
+      if (isKeyFailure(key)) {
+        return new Observable<R>((subscriber) =>
+          new Attempts(policy, handle, message, context, subscriber).deadLetter(key.error),
+        );
+      }
       let input: ObservableInput<R>;
       try {
         input = handle(message, context);
@@ -260,6 +276,12 @@ class Attempts<T, K, R> {
     return () => this.cancel();
   }
 
+  /** Straight to the dead letter: the message's key selector failed with `error`. */
+  deadLetter(error: unknown): () => void {
+    this.giveUp(error);
+    return () => this.cancel();
+  }
+
   private retry(): void {
     if (this.done) return;
     this.attempt++;
@@ -275,14 +297,15 @@ class Attempts<T, K, R> {
   }
 
   private giveUp(error: unknown): void {
-    const gaveUp = new GaveUp(error, this.attempt);
     const deadLetter = this.policy.deadLetter;
     if (deadLetter === undefined) {
-      this.subscriber.error(gaveUp);
+      this.subscriber.error(new GaveUp(error, this.attempt, false));
       return;
     }
+    const gaveUp = new GaveUp(error, this.attempt, true);
+    const key: unknown = this.context.key;
     const context: FailureContext<K> = {
-      key: this.context.key,
+      key: isKeyFailure(key) ? undefined : (key as K),
       attempts: this.attempt,
       laneIndex: this.context.laneIndex,
     };

@@ -10,6 +10,7 @@ export {
   retryPolicy,
 } from './failure-policy';
 export { keyedDispatch } from './keyed-dispatch';
+export { MessageError } from './message-error';
 export {
   DispatchMetrics,
   type DispatchMetricsOptions,
@@ -47,7 +48,7 @@ export {
   type RuntimeState,
   type StopReport,
 } from './runtime';
-export { type DispatchSnapshot, DispatchStats, type HotKey } from './stats';
+export { type DispatchSnapshot, DispatchStats, type HotKey, type TransportFaultCounts } from './stats';
 export { NoThreadLaneError, ThreadCrashLoopError, ThreadExitedError } from './threads/errors';
 export { type ThreadHandler, type ThreadHandlerOptions, threadHandler } from './threads/handler';
 export { TRANSFER, type TransferItem, transfer } from './threads/protocol';
@@ -56,3 +57,9 @@ export {
   type ThreadExecutorOptions,
   type ThreadResourceLimits,
 } from './threads/thread-executor';
+export {
+  type TransportFault,
+  type TransportHealthOptions,
+  type TransportOperation,
+  TransportUnreachableError,
+} from './transport-fault';

@@ -89,6 +89,8 @@ export interface ResolvedDispatchOptions<T, K, R> {
   throughput: number;
   onOverflow: 'buffer' | 'error';
   stats: DispatchStats | undefined;
+  /** A failure policy wraps `handle`: a message whose key selector failed goes to it too. */
+  hasFailurePolicy: boolean;
 }
 
 /** Every option of `keyedDispatch`; any other key is refused. */
@@ -168,6 +170,7 @@ export function resolveDispatchOptions<T, K, R>(
     throughput: integerOption(owner, 'throughput', options.throughput, 16, 1),
     onOverflow,
     stats: options.stats,
+    hasFailurePolicy: onFailure !== undefined,
   };
 }
 

@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import type { TransportFault } from './transport-fault';
 import { functionOption, optionsObject } from './validate';
 
 /**
@@ -10,8 +11,12 @@ import { functionOption, optionsObject } from './validate';
  */
 export const openReceiver: unique symbol = Symbol.for('keyed-dispatch.openReceiver') as never;
 
-/** How a message's handling ended. `failed` carries the error to `settle`. */
-export type Settlement = 'done' | 'failed';
+/**
+ * How a message's handling ended: `done`, its handler completed; `dead-lettered`, its handler failed and
+ * the failure policy's `deadLetter` dealt with it (the dead letter is its handling: acknowledge it);
+ * `failed`, its handler failed and nothing dealt with it. `dead-lettered` and `failed` carry the error.
+ */
+export type Settlement = 'done' | 'dead-lettered' | 'failed';
 
 /** Where a receiver delivers messages. */
 export interface ReceiverSink<T> {
@@ -31,6 +36,11 @@ export interface ReceiverSink<T> {
    * The output errors with `err`, even after `complete` (which ends deliveries, not settlements).
    */
   settleFailed(err: unknown): void;
+  /**
+   * The transport failed and the receiver goes on (it retries): counted in the dispatcher's stats.
+   * Optional for other sinks.
+   */
+  transportFault?(fault: TransportFault): void;
 }
 
 /** A receiver's side of one subscription. */
@@ -47,6 +57,17 @@ export interface ReceiverSession<T> {
   parked?(message: T): void;
   /** A message `parked` reported has entered the window: its source may be released. Optional. */
   unparked?(message: T): void;
+  /**
+   * Where `message` came from, for errors about it: `topic 'orders' partition 3 offset 1234`, `stream
+   * 'orders' entry 1700000000000-0`. Never throws. Optional.
+   */
+  describe?(message: T): string;
+  /**
+   * Stops delivery and keeps the transport open, so that the messages delivered before can still settle
+   * and be acknowledged; `cancel` closes it afterwards. A graceful stop calls it, drains, then cancels.
+   * Optional: without it, a graceful stop cancels at once.
+   */
+  stopIntake?(): void;
   /**
    * Stops delivery. Messages not settled stay unacknowledged, so a transport redelivers them; they may
    * still be settled after it. A transport that closes asynchronously returns a promise of its close,

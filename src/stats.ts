@@ -1,6 +1,10 @@
 import type { KeyedExecutor } from './executor';
 import { sharedSlot } from './internal/shared-slot';
 import type { ThreadExecutor } from './threads/thread-executor';
+import type { TransportOperation } from './transport-fault';
+
+/** Transport failures a receiver survived, by what failed. */
+export type TransportFaultCounts = Readonly<Record<TransportOperation, number>>;
 
 /** A dispatcher's counters at one moment. */
 export interface DispatchSnapshot {
@@ -26,6 +30,11 @@ export interface DispatchSnapshot {
   readonly maxPerKey: number;
   /** The most messages that may wait parked outside the window. */
   readonly maxParked: number;
+  /**
+   * Failures of the receiver's transport that it survived and retried (see `onTransportError`), by what
+   * failed; all 0 for sources that report none.
+   */
+  readonly transportFaults: TransportFaultCounts;
 }
 
 /**
@@ -75,6 +84,7 @@ const none: DispatchSnapshot = {
   parked: 0,
   maxPerKey: 0,
   maxParked: 0,
+  transportFaults: { fetch: 0, commit: 0, heartbeat: 0, connection: 0 },
 };
 
 /** What a dispatcher tells its stats object while it runs; kept off the public classes. */

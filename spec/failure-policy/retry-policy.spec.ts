@@ -111,7 +111,7 @@ describe('retryPolicy on keyedDispatch', () => {
     expect(delays).toEqual([50, 150, 100]);
   });
 
-  it('gives a message whose attempts are spent to the dead letter, settles it as failed and goes on', () => {
+  it('gives a message whose attempts are spent to the dead letter, settles it as dead-lettered and goes on', () => {
     const settled: Array<[string, Settlement, unknown]> = [];
     const deadLetters: Array<[string, string, number, string]> = [];
     testScheduler().run(({ cold, expectObservable }) => {
@@ -133,7 +133,7 @@ describe('retryPolicy on keyedDispatch', () => {
             maxAttempts: 3,
             backoff: { initialMs: 3, jitter: 0 },
             deadLetter: (m, error, context) => {
-              deadLetters.push([m.id, (error as Error).message, context.attempts, context.key]);
+              deadLetters.push([m.id, (error as Error).message, context.attempts, context.key as string]);
             },
           }),
         }),
@@ -144,7 +144,7 @@ describe('retryPolicy on keyedDispatch', () => {
     expect(deadLetters).toEqual([['b1', 'conflict 3', 3, 'bad']]);
     expect(settled).toEqual([
       ['o1', 'done', undefined],
-      ['b1', 'failed', 'conflict 3'],
+      ['b1', 'dead-lettered', 'conflict 3'],
     ]);
   });
 

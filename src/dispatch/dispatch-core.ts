@@ -4,6 +4,8 @@ import type { KeyedExecutor } from '../executor';
 import { isGaveUp } from '../failure-policy';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
+import { KeyFailure, noKey } from '../key-failure';
+import { MessageError } from '../message-error';
 import type { ResolvedDispatchOptions } from '../options';
 import {
   isPullable,
@@ -14,7 +16,7 @@ import {
 } from '../receiver';
 import { type DispatchCounters, type DispatchSnapshot, type HotKey, statsLink } from '../stats';
 import type { ThreadExecutor } from '../threads/thread-executor';
-import { describe } from '../validate';
+import type { TransportFault } from '../transport-fault';
 import type { Routed, Router } from './router';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
@@ -71,6 +73,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private settled = 0;
   private failedCount = 0;
   private maxInFlightSeen = 0;
+  private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
 
   constructor(
     private readonly options: ResolvedDispatchOptions<T, K, R>,
@@ -134,6 +137,10 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     this.terminate(err);
   }
 
+  transportFault(fault: TransportFault): void {
+    this.transportFaults[fault.operation]++;
+  }
+
   complete(): void {
     if (this.sourceDone) return;
     this.sourceDone = true;
@@ -180,16 +187,11 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     try {
       key = this.options.key(message);
     } catch (err) {
-      this.reject(message, err);
+      this.keyFailed(message, err);
       return;
     }
     if (key === undefined || key === null) {
-      this.reject(
-        message,
-        new TypeError(
-          `keyedDispatch: \`key\` returned ${describe(key)} for a message; every message needs a key`,
-        ),
-      );
+      this.keyFailed(message, noKey(key));
       return;
     }
     this.admitted++;
@@ -262,13 +264,29 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   }
 
   /**
-   * A message without a usable key: settled as failed, and the output errors. Out of `admit`, which the
-   * compiler inlines into every receiver's delivery loop: the smaller it is, the more of the routing
-   * fits in the same inlining budget.
+   * A message without a usable key. With a failure policy it goes to the dead letter, in a mailbox of its
+   * own (see `KeyFailure`); without one the output errors and the message is never settled: no handler
+   * and no policy has seen it, so no receiver may acknowledge it. Out of `admit`, which the compiler
+   * inlines into every receiver's delivery loop.
    */
-  private reject(message: T, error: unknown): void {
-    this.session?.settle(message, 'failed', error);
-    this.terminate(error);
+  private keyFailed(message: T, error: unknown): void {
+    if (this.options.hasFailurePolicy) this.admitUnder(new KeyFailure(error) as K, message);
+    else this.terminate(this.messageFailure(message, undefined, error));
+  }
+
+  private admitUnder(key: K, message: T): void {
+    this.admitted++;
+    if (++this.inFlight > this.maxInFlightSeen) this.maxInFlightSeen = this.inFlight;
+    this.router.route(key, message);
+  }
+
+  /**
+   * The output's error for a failure of `message`'s own code: a `MessageError` naming its key and where it
+   * came from, when its receiver says; else the error as thrown.
+   */
+  private messageFailure(message: T, key: K | undefined, error: unknown): unknown {
+    const source = this.session?.describe?.(message);
+    return source === undefined ? error : new MessageError(key, source, error);
   }
 
   // Routed: what the router reports.
@@ -283,17 +301,20 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     this.leftWindow(key);
   }
 
-  /** The stream errors unless a failure policy gave up on the message (then it settles as failed and goes on). */
+  /**
+   * The stream errors unless a failure policy gave up on the message: then it settles as dead-lettered
+   * (its dead letter dealt with it) or failed, and the stream goes on.
+   */
   failed(message: T, key: K, error: unknown): void {
     this.inFlight--;
     this.failedCount++;
     if (isGaveUp(error)) {
-      this.session?.settle(message, 'failed', error.cause);
+      this.session?.settle(message, error.deadLettered ? 'dead-lettered' : 'failed', error.cause);
       this.leftWindow(key);
       return;
     }
     this.session?.settle(message, 'failed', error);
-    this.terminate(error);
+    this.terminate(this.messageFailure(message, key instanceof KeyFailure ? undefined : key, error));
   }
 
   /**
@@ -431,6 +452,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       parked: this.parkedCount,
       maxPerKey: this.options.maxPerKey,
       maxParked: this.options.maxParked,
+      transportFaults: { ...this.transportFaults },
     };
   }
 

@@ -8,6 +8,7 @@ import {
   type Subscription,
 } from 'rxjs';
 import { RingQueue } from '../internal/ring-queue';
+import { textOf } from '../internal/text-of';
 import type { Lane } from './lane';
 import { type Runnable, reportLater } from './lane-loop';
 
@@ -213,6 +214,12 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** Runs a handler's Promise or Observable (or other ObservableInput); true when it finished synchronously. */
   private subscribeTo(message: T, input: ObservableInput<R>, generation: number): boolean {
+    if (input === undefined || input === null) {
+      // A forgotten `return`: a failure of this message, like any other result that is not an ObservableInput.
+      this.current = undefined;
+      this.owner.fail(this, message, notObservableInput(input, this.key));
+      return true;
+    }
     if (Object.getPrototypeOf(input) === Promise.prototype) {
       // A native Promise (not a subclass) calls back once, never synchronously, and its `then` does not throw.
       this.awaitsPromise = true;
@@ -465,17 +472,9 @@ function isPromiseLike<R>(value: unknown): value is PromiseLike<R> {
 
 function notObservableInput(value: unknown, key: unknown): TypeError {
   const shown = value === null ? 'null' : typeof value;
+  // `undefined` as such: the usual cause is a handler that forgot to `return`.
   return new TypeError(
     `keyedDispatch: \`handle\` returned ${shown} for key ${textOf(key)}; expected an ObservableInput ` +
       '(Observable, Promise, array or iterable). Return EMPTY or of(value) for handlers with nothing to emit.',
   );
-}
-
-/** A key as text for an error message; never throws, whatever the key is. */
-function textOf(value: unknown): string {
-  try {
-    return String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
 }

@@ -1,4 +1,10 @@
 import type { ReceiverSession, ReceiverSink, SettledListener, Settlement } from '../receiver';
+import {
+  type ResolvedTransportHealth,
+  type TransportFault,
+  type TransportOperation,
+  TransportUnreachableError,
+} from '../transport-fault';
 
 /** What `PullSession.take()` returns when no message is ready now. */
 export const NOTHING: unique symbol = Symbol('keyed-dispatch.nothing');
@@ -39,10 +45,16 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
   private silenced = false;
   /** A graceful close under way. */
   private closingGracefully: Promise<void> | null = null;
+  /** When the transport began failing without a success since (ms since the epoch), or null. */
+  private failingSince: number | null = null;
+  /** Fails the session once the transport has kept failing for `maxUnreachableMs`. */
+  private unreachableTimer: ReturnType<typeof setTimeout> | undefined = undefined;
 
   constructor(
     private readonly sink: ReceiverSink<T>,
     private readonly onSettled?: SettledListener<T>,
+    /** The receiver's name and health options, for transports that report failures they survive. */
+    private readonly health?: ResolvedTransportHealth & { readonly receiver: string },
   ) {}
 
   // ReceiverSession
@@ -243,14 +255,60 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     this.sink.error(err);
   }
 
-  // Internals
-
-  private stopIntake(): void {
+  /**
+   * Stops delivery and fetching, keeping the transport open so that delivered messages can still settle
+   * and be acknowledged; `cancel` (or the end of the session) closes it. Idempotent.
+   */
+  stopIntake(): void {
     if (this.intakeStopped) return;
     this.intakeStopped = true;
     this.wake();
     this.stopFetching();
   }
+
+  /**
+   * The transport failed and the transport code goes on (it retries): counts it in the dispatcher's
+   * stats, tells `onTransportError`, and, once failures have lasted `maxUnreachableMs` with no
+   * `transportRecovered()` in between, errors the output with a `TransportUnreachableError`.
+   */
+  protected transportFailed(operation: TransportOperation, error: unknown): void {
+    if (this.closing !== null) return;
+    const health = this.health;
+    const now = Date.now();
+    this.failingSince ??= now;
+    const fault: TransportFault = {
+      operation,
+      error,
+      receiver: health?.receiver ?? this.constructor.name,
+      failingSince: this.failingSince,
+    };
+    this.sink.transportFault?.(fault);
+    try {
+      health?.onTransportError?.(fault);
+    } catch {
+      // A throwing listener must not break the transport's retry loop.
+    }
+    if (health === undefined) return;
+    clearTimeout(this.unreachableTimer);
+    const left = this.failingSince + health.maxUnreachableMs - now;
+    this.unreachableTimer = setTimeout(
+      () => {
+        if (this.failingSince !== null)
+          this.fail(new TransportUnreachableError(fault, health.maxUnreachableMs));
+      },
+      Math.max(0, left),
+    );
+  }
+
+  /** The transport answered (a fetch or commit succeeded): failures so far no longer count. */
+  protected transportRecovered(): void {
+    if (this.failingSince === null) return;
+    this.failingSince = null;
+    clearTimeout(this.unreachableTimer);
+    this.unreachableTimer = undefined;
+  }
+
+  // Internals
 
   /** Ends the session once: stops a graceful close's wait, stops intake, closes the transport. */
   private end(): Promise<void> {
@@ -270,6 +328,7 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
 
   /** Stops intake and closes the transport; a throw of either becomes the promise's rejection. */
   private async closeTransport(): Promise<void> {
+    clearTimeout(this.unreachableTimer);
     try {
       this.stopIntake();
     } finally {

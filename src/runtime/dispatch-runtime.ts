@@ -432,8 +432,9 @@ class RunningComponent<T, K, R> {
     if (this.state !== 'running') return;
     this.state = 'drained';
     const dispatcher = this.dispatcher as DispatchCore<T, K, R>;
-    if (drain === 'running') for (const m of dispatcher.discard(() => true)) this.left.push(m);
+    // Intake first: the room the discard frees must not be offered to the receiver again.
     this.intake.stop();
+    if (drain === 'running') for (const m of dispatcher.discard(() => true)) this.left.push(m);
   }
 
   /** Cancels what is still running: its messages are left for redelivery. */

@@ -12,8 +12,10 @@ import {
  * Stands between a component's source and its dispatcher, so the runtime controls intake:
  * - the readiness barrier: demand the dispatcher asks for is held until `open()` (a plain source is
  *   subscribed only then), so every receiver is subscribed before any of them delivers;
- * - stopping: `stop()` cancels the source and tells the dispatcher it has ended, so it completes once
- *   what it holds has finished; whatever the source still delivers is kept aside, never admitted.
+ * - stopping: `stop()` stops the source's delivery and tells the dispatcher it has ended, so it
+ *   completes once what it holds has finished; whatever the source still delivers is kept aside, never
+ *   admitted. A receiver that can stop delivering without closing (`stopIntake`) stays open meanwhile,
+ *   so what finishes during the drain is still acknowledged; it closes when the dispatcher ends.
  */
 export class Intake<T> {
   /** The source as the dispatcher sees it. */
@@ -68,6 +70,7 @@ export class Intake<T> {
       },
       discard: (matches) => sink.discard(matches),
       settleFailed: (err) => sink.settleFailed(err),
+      transportFault: (fault) => sink.transportFault?.(fault),
     });
     const session = this.session;
     return {
@@ -79,6 +82,9 @@ export class Intake<T> {
       settle: (message, outcome, error) => session.settle(message, outcome, error),
       parked: (message) => session.parked?.(message),
       unparked: (message) => session.unparked?.(message),
+      ...(session.describe === undefined
+        ? {}
+        : { describe: (message: T) => (session.describe as (message: T) => string)(message) }),
       cancel: () => this.cancel(),
     };
   }
@@ -95,13 +101,26 @@ export class Intake<T> {
     if (this.subscriber !== null) this.subscribePlain();
   }
 
-  /** Stops intake: cancels the source and ends the dispatcher's input, which completes once drained. */
+  /**
+   * Stops intake and ends the dispatcher's input, which completes once drained. A receiver that can stop
+   * delivering stays open until the dispatcher ends (it cancels it then); any other source is cancelled now.
+   */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.cancel();
+    if (this.session?.stopIntake !== undefined) this.stopDelivery(this.session);
+    else this.cancel();
     if (this.sink !== null) this.sink.complete();
     else this.subscriber?.complete();
+  }
+
+  private stopDelivery(session: ReceiverSession<T>): void {
+    try {
+      session.stopIntake?.();
+    } catch (err) {
+      this.errors.push(err);
+      this.cancel();
+    }
   }
 
   /** The stop's deadline passed while the source was still closing: reported, no longer awaited. */

@@ -163,3 +163,37 @@ export function transferListOf(value: unknown): readonly TransferItem[] | undefi
   if (value === null || typeof value !== 'object') return undefined;
   return (value as { [TRANSFER]?: readonly TransferItem[] })[TRANSFER];
 }
+
+/**
+ * Why `list` cannot go with its record, or null when it can: a buffer listed twice (in it, or in the
+ * batch waiting to be posted, whose posting would detach it first) or already detached (transferred
+ * before). Either would reach the other side as an empty buffer, or fail the whole batch.
+ */
+export function transferListMisuse(
+  list: readonly TransferItem[],
+  pending: readonly TransferItem[],
+): string | null {
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    if (list.indexOf(item) !== i || pending.includes(item)) {
+      return 'lists a buffer twice (in its own list, or in another one waiting to be posted); each buffer can be transferred once';
+    }
+    if (item instanceof ArrayBuffer && isDetached(item)) {
+      return 'lists a detached ArrayBuffer (transferred already), which would arrive empty';
+    }
+  }
+  return null;
+}
+
+function isDetached(buffer: ArrayBuffer): boolean {
+  const detached = (buffer as { detached?: boolean }).detached;
+  if (detached !== undefined) return detached;
+  // Without the `detached` property (Node 20), only an empty buffer may be a detached one: try to clone it.
+  if (buffer.byteLength !== 0) return false;
+  try {
+    structuredClone(buffer);
+    return false;
+  } catch {
+    return true;
+  }
+}

@@ -1,6 +1,7 @@
 import { type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
 import { type ExecutorClient, terminateAll } from '../engine/lane-set';
 import { KeyedExecutorClosedError } from '../errors';
+import { textOf } from '../internal/text-of';
 import { ThreadCrashLoopError, ThreadExitedError } from './errors';
 import type { ThreadHandler } from './handler';
 import {
@@ -15,6 +16,7 @@ import {
   ToMain,
   ToThread,
   type TransferItem,
+  transferListMisuse,
   withdrawTicket,
 } from './protocol';
 import { ThreadSlot } from './thread-slot';
@@ -194,7 +196,13 @@ export class ThreadLanes {
     const posted: PostedMessage = { id, client, placement, ticket, key, message, transfers };
     this.posted.set(id, posted);
     placement.slot.hold();
-    this.send(posted);
+    const misuse = transfers && transferListMisuse(transfers, placement.slot.pendingTransfers);
+    if (misuse) {
+      this.failHeld(
+        posted,
+        new TypeError(`ThreadExecutor: the transfer list of the message for key ${textOf(key)} ${misuse}`),
+      );
+    } else this.send(posted);
   }
 
   /** Sends a posted message to its thread (again, after a crash), its ticket set to wait for it. */

@@ -64,6 +64,11 @@ export class ThreadSlot {
     this.scheduleFlush();
   }
 
+  /** What the batch waiting to be posted transfers. */
+  get pendingTransfers(): readonly TransferItem[] {
+    return this.transfers;
+  }
+
   addTransfers(list: readonly TransferItem[]): void {
     for (const item of list) this.transfers.push(item);
   }

@@ -8,6 +8,7 @@ import type { ObservableInput } from 'rxjs';
 import { Lane } from '../engine/lane';
 import { threadLoop } from '../engine/lane-loop';
 import { type HandlerContext, Mailbox, type MailboxOwner } from '../engine/mailbox';
+import { textOf } from '../internal/text-of';
 import {
   CLOSE_FIELDS,
   claimTicket,
@@ -20,6 +21,7 @@ import {
   ToMain,
   ToThread,
   type TransferItem,
+  transferListMisuse,
   transferListOf,
 } from './protocol';
 
@@ -242,7 +244,12 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
   }
 
   emit(value: unknown, mailbox: Mailbox<Envelope, unknown, unknown>): void {
-    send(ToMain.Next, (mailbox.current as Envelope).id, value, transferListOf(value));
+    const id = (mailbox.current as Envelope).id;
+    const list = transferListOf(value);
+    const misuse = list && transferListMisuse(list, outgoingTransfers);
+    if (misuse)
+      send(ToMain.Fail, id, new TypeError(`a value of the handler for key ${textOf(mailbox.key)} ${misuse}`));
+    else send(ToMain.Next, id, value, list);
   }
 
   settle(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope): void {

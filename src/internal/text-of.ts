@@ -1,0 +1,15 @@
+/**
+ * A value as text for an error, a metric label or a page: `String(value)`, and for a value with no text
+ * form (`Object.create(null)`, a throwing `toString`) its tag, `[object Object]`. Never throws.
+ */
+export function textOf(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    try {
+      return Object.prototype.toString.call(value);
+    } catch {
+      return '[unprintable]';
+    }
+  }
+}
