@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { SchedulerLike } from 'rxjs';
 import { LaneSet } from './engine/lane-set';
 import { sharedSlot } from './internal/shared-slot';
 import { functionOption, integerOption, MAX_WORKERS, optionsObject } from './validate';
@@ -76,6 +77,20 @@ export class KeyedExecutor {
       const listener = functionOption('KeyedExecutor', 'onLongTurn', options.onLongTurn);
       this.stopLongTurns = lanes.watchLongTurns(longTurnMs, listener);
     }
+  }
+
+  /**
+   * The lanes as RxJS schedulers: lane `i` is the scheduler that handlers pinned to lane `i` see as
+   * `ctx.scheduler`. Work scheduled on a lane (`observeOn(executor.lanes[i])`, `lane.schedule(work,
+   * delay)`) runs in that lane's FIFO, taking turns with its mailboxes.
+   */
+  get lanes(): readonly SchedulerLike[] {
+    return lanesOf(this).lanes;
+  }
+
+  /** The lane of this executor whose turn is running now, on this thread; null outside its turns. */
+  get currentLane(): SchedulerLike | null {
+    return lanesOf(this).currentLane;
   }
 
   /** Whether `close()` has been called: a closed executor runs nothing more. */
