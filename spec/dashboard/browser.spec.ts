@@ -5,6 +5,7 @@ import { DispatchMetrics, KeyedExecutor, keyedDispatch, LocalBus, retryPolicy } 
 import { type Dashboard, serveDashboard } from 'keyed-dispatch/dashboard';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { firstValueFrom, Subject, type Subscription } from 'rxjs';
+import { faultyTransport } from './faulty-transport';
 import { gated } from './gated';
 
 // The page in a real browser: Debian's Chromium, installed on first use as the brokers are
@@ -254,6 +255,49 @@ if (browserPath === undefined && process.env.CI) {
       expect(existsSync(SCREENSHOT)).toBe(true);
       expect(problems).toEqual([]);
     }, 60_000);
+
+    it("shows each dispatcher's transport faults, highlighted once there are some", async () => {
+      const healthy = new DispatchMetrics();
+      const failing = new DispatchMetrics();
+      const quiet = faultyTransport(healthy);
+      const transport = faultyTransport(failing);
+      transport.fail('fetch', 2);
+      transport.fail('commit');
+      const served = await serveDashboard({ sources: { healthy, failing }, periodMs: PERIOD_MS });
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await page.goto(served.url);
+      const faults = (name: string) => page.locator(`${card(name)} [data-field="transportFaults"]`);
+      await page.waitForFunction(
+        (selector) => document.querySelector(selector)?.textContent === '3',
+        `${card('failing')} [data-field="transportFaults"]`,
+      );
+      expect(await faults('failing').getAttribute('class')).toBe('fault');
+      expect(await faults('failing').getAttribute('title')).toBe(
+        'fetch 2, commit 1, heartbeat 0, connection 0',
+      );
+      expect(await faults('healthy').textContent()).toBe('0');
+      expect(await faults('healthy').getAttribute('class')).not.toBe('fault');
+      await page.close();
+      await served.close();
+      quiet.stop();
+      transport.stop();
+    });
+
+    it('says so when the server refuses the live feed (over `maxEventStreams`), rather than that it retries', async () => {
+      const capped = await serveDashboard({ sources: new DispatchMetrics(), maxEventStreams: 1 });
+      const first = await browser.newPage();
+      await first.goto(capped.url);
+      await first.waitForFunction(() => document.getElementById('status')?.textContent === 'live');
+      const second = await browser.newPage();
+      await second.goto(capped.url);
+      await second.waitForFunction(() => document.getElementById('status')?.className === 'status down');
+      expect(await second.locator('#status').textContent()).toBe(
+        'refused by the server (too many pages open?): reload to try again',
+      );
+      await first.close();
+      await second.close();
+      await capped.close();
+    });
 
     it('stays readable with 20 dispatchers and 10,000 live keys: one card each, ten hot keys, no sideways scrolling', async () => {
       const sources: Record<string, DispatchMetrics> = {};

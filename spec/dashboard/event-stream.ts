@@ -2,7 +2,7 @@ import { get, type IncomingMessage } from 'node:http';
 
 /** A Server-Sent Events client for specs: events are read in order and their data parsed as JSON. */
 export class EventStream {
-  private readonly events: Array<{ event: string; data: unknown }> = [];
+  private readonly events: Array<{ event: string; data: string }> = [];
   private waiting: (() => void) | null = null;
   private buffer = '';
   private ended = false;
@@ -11,12 +11,15 @@ export class EventStream {
     response.setEncoding('utf8');
     response.on('data', (chunk: string) => {
       this.buffer += chunk;
+      // One pass over what arrived: a chunk holds many events when the stream runs fast.
+      let start = 0;
       let end = this.buffer.indexOf('\n\n');
       while (end >= 0) {
-        this.parse(this.buffer.slice(0, end));
-        this.buffer = this.buffer.slice(end + 2);
-        end = this.buffer.indexOf('\n\n');
+        this.parse(this.buffer.slice(start, end));
+        start = end + 2;
+        end = this.buffer.indexOf('\n\n', start);
       }
+      this.buffer = this.buffer.slice(start);
       this.wake();
     });
     response.on('close', () => {
@@ -36,10 +39,15 @@ export class EventStream {
 
   /** The data of the next event named `event` (earlier events of other names are skipped). */
   async next<T>(event: string, timeoutMs = 5000): Promise<T> {
+    return JSON.parse(await this.nextText(event, timeoutMs)) as T;
+  }
+
+  /** The data of the next event named `event` as it was sent, before parsing. */
+  async nextText(event: string, timeoutMs = 5000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const i = this.events.findIndex((e) => e.event === event);
-      if (i >= 0) return this.events.splice(0, i + 1)[i].data as T;
+      if (i >= 0) return this.events.splice(0, i + 1)[i].data;
       if (this.ended) throw new Error(`the stream ended before a '${event}' event`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no '${event}' event within ${timeoutMs} ms`);
@@ -71,7 +79,7 @@ export class EventStream {
       if (line.startsWith('event: ')) event = line.slice(7);
       else if (line.startsWith('data: ')) data += line.slice(6);
     }
-    if (data !== '') this.events.push({ event, data: JSON.parse(data) });
+    if (data !== '') this.events.push({ event, data });
   }
 
   private wake(): void {

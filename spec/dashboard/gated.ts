@@ -2,7 +2,7 @@ import { type DispatchMetrics, fromIterable, keyedDispatch } from 'keyed-dispatc
 import { type Observable, Subject } from 'rxjs';
 
 export interface Keyed {
-  key: string;
+  key: unknown;
   seq: number;
 }
 
@@ -10,8 +10,8 @@ export interface Keyed {
  * A dispatcher whose handlers run until the spec opens their gate: messages of `keys` (in order) stay in
  * flight, so backlogs and the window hold still while the spec looks at them.
  */
-export function gated(metrics: DispatchMetrics, keys: readonly string[], maxInFlight?: number) {
-  const gates: Array<{ key: string; gate: Subject<void> }> = [];
+export function gated(metrics: DispatchMetrics, keys: readonly unknown[], maxInFlight?: number) {
+  const gates: Array<{ key: unknown; gate: Subject<void> }> = [];
   const subscription = fromIterable<Keyed>(keys.map((key, seq) => ({ key, seq })))
     .pipe(
       keyedDispatch({
@@ -30,9 +30,9 @@ export function gated(metrics: DispatchMetrics, keys: readonly string[], maxInFl
     .subscribe();
   return {
     /** Completes the running handler of `key`. */
-    finish(key: string): void {
+    finish(key: unknown): void {
       const i = gates.findIndex((g) => g.key === key);
-      if (i < 0) throw new Error(`no handler of ${key} is running`);
+      if (i < 0) throw new Error(`no handler of ${String(key)} is running`);
       gates.splice(i, 1)[0].gate.complete();
     },
     stop: () => subscription.unsubscribe(),

@@ -1,6 +1,7 @@
 import { DispatchMetrics, fromIterable, keyedDispatch } from 'keyed-dispatch';
 import { type Dashboard, serveDashboard } from 'keyed-dispatch/dashboard';
 import { parsePrometheusText, sampleValue } from '../support/prometheus-text';
+import { faultyTransport } from './faulty-transport';
 import { gated } from './gated';
 
 const open: Dashboard[] = [];
@@ -64,6 +65,47 @@ describe('GET /metrics', () => {
     expect(sampleValue(families, 'keyed_dispatch_key_backlog', { dispatcher: 'orders', key })).toBe(2);
     expect(families.get('keyed_dispatch_in_flight')?.samples).toHaveLength(1);
     run.stop();
+  });
+
+  it('labels keys that have no text form (no prototype, a throwing toString) by their tag, one sample per label', async () => {
+    const metrics = new DispatchMetrics();
+    const throwing = {
+      toString() {
+        throw new Error('no text');
+      },
+    };
+    const run = gated(metrics, [Object.create(null), throwing, throwing, 'plain']);
+    const families = await (await scrape({ sources: { orders: metrics } }))();
+    // Two keys with one text are one series: their backlogs add up.
+    expect(families.get('keyed_dispatch_key_backlog')?.samples).toEqual([
+      {
+        name: 'keyed_dispatch_key_backlog',
+        labels: { dispatcher: 'orders', key: '[object Object]' },
+        value: 3,
+      },
+      { name: 'keyed_dispatch_key_backlog', labels: { dispatcher: 'orders', key: 'plain' }, value: 1 },
+    ]);
+    run.stop();
+  });
+
+  it('counts transport faults by operation', async () => {
+    const metrics = new DispatchMetrics();
+    const transport = faultyTransport(metrics);
+    transport.fail('heartbeat', 3);
+    transport.fail('connection');
+    const families = await (await scrape({ sources: { orders: metrics } }))();
+    expect(families.get('keyed_dispatch_transport_faults_total')?.type).toBe('counter');
+    for (const [operation, value] of [
+      ['fetch', 0],
+      ['commit', 0],
+      ['heartbeat', 3],
+      ['connection', 1],
+    ] as const) {
+      expect(
+        sampleValue(families, 'keyed_dispatch_transport_faults_total', { dispatcher: 'orders', operation }),
+      ).toBe(value);
+    }
+    transport.stop();
   });
 
   it('counts handler durations into a histogram from the first scrape on', async () => {

@@ -9,6 +9,7 @@ import {
 import { DispatchMetrics, fromIterable, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
 import { exportToOpenTelemetry } from 'keyed-dispatch/otel';
 import { type Observable, Subject } from 'rxjs';
+import { faultyTransport } from '../dashboard/faulty-transport';
 
 interface Message {
   key: string;
@@ -77,6 +78,50 @@ describe('exportToOpenTelemetry', () => {
     expect(points(data, 'keyed_dispatch.lane.ready').every((p) => p.value === 0)).toBe(true);
 
     subscription.unsubscribe();
+    stop();
+    await shutdown();
+  });
+
+  it('gives keys that have no text form (no prototype, a throwing toString) their tag as the key attribute, one point per value', async () => {
+    const { meter, collect, shutdown } = sdk();
+    const metrics = new DispatchMetrics();
+    const stop = exportToOpenTelemetry(metrics, meter);
+    const throwing = {
+      toString() {
+        throw new Error('no text');
+      },
+    };
+    const keys: unknown[] = [Object.create(null), throwing, throwing, 'plain'];
+    const subscription = fromIterable(keys)
+      .pipe(keyedDispatch({ stats: metrics, key: (k: unknown) => k, handle: () => new Subject<void>() }))
+      .subscribe();
+    expect(points(await collect(), 'keyed_dispatch.key.backlog')).toEqual([
+      { value: 3, attributes: { key: '[object Object]' } },
+      { value: 1, attributes: { key: 'plain' } },
+    ]);
+    subscription.unsubscribe();
+    stop();
+    await shutdown();
+  });
+
+  it('counts transport faults by operation', async () => {
+    const { meter, collect, shutdown } = sdk();
+    const metrics = new DispatchMetrics();
+    const stop = exportToOpenTelemetry(metrics, meter, { attributes: { dispatcher: 'orders' } });
+    const transport = faultyTransport(metrics);
+    transport.fail('fetch', 2);
+    transport.fail('heartbeat');
+    const data = await collect();
+    expect(data.find((m) => m.descriptor.name === 'keyed_dispatch.transport.faults')?.descriptor.unit).toBe(
+      '{fault}',
+    );
+    expect(points(data, 'keyed_dispatch.transport.faults')).toEqual([
+      { value: 2, attributes: { dispatcher: 'orders', operation: 'fetch' } },
+      { value: 0, attributes: { dispatcher: 'orders', operation: 'commit' } },
+      { value: 1, attributes: { dispatcher: 'orders', operation: 'heartbeat' } },
+      { value: 0, attributes: { dispatcher: 'orders', operation: 'connection' } },
+    ]);
+    transport.stop();
     stop();
     await shutdown();
   });

@@ -10,6 +10,7 @@ import { serveDashboard } from 'keyed-dispatch/dashboard';
 import { exportToOpenTelemetry } from 'keyed-dispatch/otel';
 import { exportToPrometheus } from 'keyed-dispatch/prometheus';
 import { Registry } from 'prom-client';
+import { faultyTransport } from '../dashboard/faulty-transport';
 import { gated, times } from '../dashboard/gated';
 import { parsePrometheusText, sampleValue } from '../support/prometheus-text';
 
@@ -95,6 +96,46 @@ describe('exportToPrometheus', () => {
     stop();
   });
 
+  it('labels keys that have no text form (no prototype, a throwing toString) by their tag, one sample per label', async () => {
+    const registry = new Registry();
+    const metrics = new DispatchMetrics();
+    const stop = exportToPrometheus(metrics, registry);
+    const throwing = {
+      toString() {
+        throw new Error('no text');
+      },
+    };
+    const run = gated(metrics, [Object.create(null), throwing, throwing, 'plain']);
+    const families = await scrape(registry);
+    expect(families.get('keyed_dispatch_key_backlog')?.samples).toEqual([
+      { name: 'keyed_dispatch_key_backlog', labels: { key: '[object Object]' }, value: 3 },
+      { name: 'keyed_dispatch_key_backlog', labels: { key: 'plain' }, value: 1 },
+    ]);
+    run.stop();
+    stop();
+  });
+
+  it('counts transport faults by operation', async () => {
+    const registry = new Registry();
+    const metrics = new DispatchMetrics();
+    const stop = exportToPrometheus(metrics, registry, { labels: { dispatcher: 'orders' } });
+    const transport = faultyTransport(metrics);
+    transport.fail('fetch', 2);
+    transport.fail('commit');
+    let families = await scrape(registry);
+    expect(families.get('keyed_dispatch_transport_faults_total')?.type).toBe('counter');
+    const at = (operation: string) => ({ dispatcher: 'orders', operation });
+    expect(sampleValue(families, 'keyed_dispatch_transport_faults_total', at('fetch'))).toBe(2);
+    expect(sampleValue(families, 'keyed_dispatch_transport_faults_total', at('commit'))).toBe(1);
+    expect(sampleValue(families, 'keyed_dispatch_transport_faults_total', at('heartbeat'))).toBe(0);
+    expect(sampleValue(families, 'keyed_dispatch_transport_faults_total', at('connection'))).toBe(0);
+    transport.fail('fetch');
+    families = await scrape(registry);
+    expect(sampleValue(families, 'keyed_dispatch_transport_faults_total', at('fetch'))).toBe(3);
+    transport.stop();
+    stop();
+  });
+
   it('exports several dispatchers into one registry, told apart by their labels', async () => {
     const registry = new Registry();
     const orders = new DispatchMetrics();
@@ -152,7 +193,7 @@ describe('exportToPrometheus', () => {
       "exportToPrometheus: expected `prefix` to be a Prometheus metric name, got 'bad-name' (string)",
     );
     expect(() => exportToPrometheus(metrics, registry, { labels: { key: 'x' } })).toThrow(
-      "exportToPrometheus: expected the names in `labels` to be Prometheus label names other than key, lane, le and quantile, got 'key' (string)",
+      "exportToPrometheus: expected the names in `labels` to be Prometheus label names other than key, lane, operation, le and quantile, got 'key' (string)",
     );
     expect(() => exportToPrometheus(metrics, registry, { labels: { team: 7 as never } })).toThrow(
       'exportToPrometheus: expected `labels.team` to be a string, got 7 (number)',

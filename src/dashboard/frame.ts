@@ -1,10 +1,12 @@
+import { textOf } from '../internal/text-of';
 import type { MetricsSnapshot } from '../metrics';
+import type { TransportFaultCounts } from '../stats';
 import { stallThreshold } from './stall';
 
 /** Keys longer than this are cut for the page (the full key stays in `read()`); the page shows them as text. */
 export const MAX_KEY_LENGTH = 200;
 
-/** What the page gets for one dispatcher each period, as JSON. Keys are `String(key)`. */
+/** What the page gets for one dispatcher each period, as JSON. Keys are text (`textOf`), cut at `MAX_KEY_LENGTH`. */
 export interface DispatcherFrame {
   readonly name: string;
   /** Wall-clock time of the snapshot, in ms since the epoch: the charts' x axis. */
@@ -43,6 +45,8 @@ export interface DispatcherFrame {
   readonly maxParked: number;
   /** The key holding the dispatcher's intake (`MetricsSnapshot.heldBy`), else null. */
   readonly heldBy: { readonly key: string; readonly backlog: number; readonly parked: number } | null;
+  /** Transport failures its receiver survived, by operation (`MetricsSnapshot.transportFaults`). */
+  readonly transportFaults: TransportFaultCounts;
 }
 
 /**
@@ -96,6 +100,7 @@ export function frameOf(
     parked: s.parked,
     maxParked: s.maxParked,
     heldBy: held === null ? null : { key: keyText(held.key), backlog: held.backlog, parked: held.parked },
+    transportFaults: { ...s.transportFaults },
   };
 }
 
@@ -111,6 +116,6 @@ export function pointOf(frame: DispatcherFrame): ChartPoint {
 }
 
 function keyText(key: unknown): string {
-  const text = String(key);
+  const text = textOf(key);
   return text.length > MAX_KEY_LENGTH ? `${text.slice(0, MAX_KEY_LENGTH - 1)}…` : text;
 }

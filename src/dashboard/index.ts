@@ -1,2 +1,3 @@
-export { type Dashboard, type DashboardOptions, serveDashboard } from './serve-dashboard';
+export type { DashboardOptions } from './options';
+export { type Dashboard, serveDashboard } from './serve-dashboard';
 export type { DashboardSource, DashboardSources } from './sources';

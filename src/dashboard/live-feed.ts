@@ -7,12 +7,18 @@ import type { NamedMetrics } from './sources';
 const HISTORY_MS = 5 * 60_000;
 /** A client that has not taken this much of what was sent is too slow to follow; it is dropped. */
 const MAX_UNSENT_BYTES = 1 << 20;
+/**
+ * Chart points a page gets when it connects, shared among the dispatchers (the most recent of each): about
+ * 120 KB, so a first event stays small however many dispatchers and however short the period. The
+ * charts fill the rest of their span as frames arrive.
+ */
+export const HELLO_POINTS = 3600;
 
 /**
  * The page's Server-Sent Events. The dispatchers are read only while a page is connected: the
  * snapshot streams start with the first client and stop with the last, so a dashboard nobody watches
- * costs the dispatchers nothing. The charts' recent points are kept (they cost no reading) and sent to
- * each page that connects.
+ * costs the dispatchers nothing. The charts' recent points are kept (they cost no reading) and the latest
+ * of them (`HELLO_POINTS` in all) sent to each page that connects.
  */
 export class LiveFeed {
   readonly historyLength: number;
@@ -45,7 +51,7 @@ export class LiveFeed {
       names: this.sources.map((s) => s.name),
       periodMs: this.periodMs,
       historyLength: this.historyLength,
-      history: Object.fromEntries(this.history),
+      history: this.recentHistory(),
       frames: [...this.latest.values()],
     };
     // `retry`: how long a disconnected page waits before it reconnects.
@@ -60,6 +66,14 @@ export class LiveFeed {
     for (const response of this.clients) response.end();
     this.clients.clear();
     this.stopReading();
+  }
+
+  /** Each dispatcher's latest points, `HELLO_POINTS` in all. */
+  private recentHistory(): Record<string, ChartPoint[]> {
+    const each = Math.max(1, Math.floor(HELLO_POINTS / this.history.size));
+    const recent: Record<string, ChartPoint[]> = {};
+    for (const [name, points] of this.history) recent[name] = points.slice(-each);
+    return recent;
   }
 
   private remove(response: ServerResponse): void {

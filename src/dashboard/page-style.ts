@@ -43,6 +43,7 @@ caption { text-align: left; font-weight: 600; padding: 4px 0; }
 .facts { display: grid; grid-template-columns: auto auto; gap: 1px 12px; margin: 0; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; text-align: right; font-variant-numeric: tabular-nums; }
+.facts dd.fault { color: var(--bad); font-weight: 600; }
 .charts { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 12px; margin-bottom: 10px; }
 figure { margin: 0; min-width: 0; }
 figcaption { display: flex; flex-wrap: wrap; gap: 2px 10px; align-items: baseline; margin-bottom: 2px; }

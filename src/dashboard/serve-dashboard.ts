@@ -1,32 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type OutgoingHttpHeaders, type Server } from 'node:http';
+import type { OutgoingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CONTENT_TYPE } from '../prometheus/text-format';
-import { describe, integerOption, optionsObject } from '../validate';
 import { authorized } from './auth';
 import { clientScript } from './client-script';
-import { hostAllowed } from './host-check';
+import { hostCheck } from './host-check';
 import { LiveFeed } from './live-feed';
 import { MetricsEndpoint } from './metrics-endpoint';
+import { type DashboardOptions, dashboardOptions } from './options';
 import { contentSecurityPolicy, pageHtml } from './page';
-import { type DashboardSources, namedMetrics } from './sources';
-
-/** Options of `serveDashboard`. */
-export interface DashboardOptions {
-  /** What it shows: a `DispatchMetrics`, a `DispatchRuntime` (its components with one), or an object naming several. */
-  sources: DashboardSources;
-  /** TCP port. Integer from 0 to 65535; 0 (the default) takes a free one (see `url`). */
-  port?: number;
-  /** Address to bind. Default `'127.0.0.1'`: only this machine can connect. */
-  host?: string;
-  /**
-   * When set, every request needs it: `Authorization: Bearer <token>`, or `?token=<token>` in the URL (a
-   * browser; `url` carries it). Non-empty string. Default: none.
-   */
-  token?: string;
-  /** How often the page is updated, in ms. Integer from 100 to 60,000. Default 1,000. */
-  periodMs?: number;
-}
+import { serveRequests } from './request-boundary';
+import { namedMetrics } from './sources';
 
 /** A running dashboard. */
 export interface Dashboard {
@@ -48,30 +32,25 @@ const COMMON_HEADERS: OutgoingHttpHeaders = {
  * dispatcher. The dispatchers are read only while a page is connected (and on each `/metrics` request).
  */
 export async function serveDashboard(options: DashboardOptions): Promise<Dashboard> {
-  optionsObject('serveDashboard', options, ['sources', 'port', 'host', 'token', 'periodMs'] satisfies Array<
-    keyof DashboardOptions
-  >);
-  const sources = namedMetrics(options.sources);
-  const port = integerOption('serveDashboard', 'port', options.port, 0, 0, 65_535);
-  const periodMs = integerOption('serveDashboard', 'periodMs', options.periodMs, 1000, 100, 60_000);
-  const host = options.host ?? '127.0.0.1';
-  if (typeof host !== 'string' || host === '') {
-    throw new TypeError(`serveDashboard: expected \`host\` to be a non-empty string, got ${describe(host)}`);
-  }
-  const token = options.token;
-  if (token !== undefined && (typeof token !== 'string' || token === '')) {
-    throw new TypeError(
-      `serveDashboard: expected \`token\` to be a non-empty string, got ${describe(token)}`,
-    );
-  }
+  const {
+    sources: given,
+    port,
+    host,
+    allowedHosts,
+    token,
+    periodMs,
+    maxEventStreams,
+  } = dashboardOptions(options);
+  const sources = namedMetrics(given);
 
   // Run from the sources, the page's script is bundled now: bundling blocks the event loop, which is
   // better done before traffic than on the first page.
   const script = clientScript();
   const feed = new LiveFeed(sources, periodMs);
   const endpoint = new MetricsEndpoint(sources);
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://dashboard');
+  // Decided from the address actually bound, once listening; nothing is answered before.
+  let hostAllowed = (_host: string | undefined) => false;
+  const server = serveRequests((request, response, url) => {
     const send = (status: number, type: string, body: string, headers: OutgoingHttpHeaders = {}) => {
       response.writeHead(status, { ...COMMON_HEADERS, 'Content-Type': type, ...headers });
       response.end(body);
@@ -79,7 +58,7 @@ export async function serveDashboard(options: DashboardOptions): Promise<Dashboa
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return send(405, 'text/plain', 'read-only: GET and HEAD only\n', { Allow: 'GET, HEAD' });
     }
-    if (!hostAllowed(host, request.headers.host)) return send(421, 'text/plain', 'unexpected Host\n');
+    if (!hostAllowed(request.headers.host)) return send(421, 'text/plain', 'unexpected Host\n');
     if (token !== undefined && !authorized(request, url, token)) {
       return send(401, 'text/plain', 'a bearer token is required\n', {
         'WWW-Authenticate': 'Bearer realm="keyed-dispatch"',
@@ -93,7 +72,16 @@ export async function serveDashboard(options: DashboardOptions): Promise<Dashboa
         });
       }
       case '/events':
-        return request.method === 'HEAD' ? send(200, 'text/event-stream', '') : feed.add(response);
+        if (request.method === 'HEAD') return send(200, 'text/event-stream', '');
+        if (feed.clientCount >= maxEventStreams) {
+          return send(
+            503,
+            'text/plain',
+            `${maxEventStreams} live pages are open (serveDashboard's maxEventStreams): close one, or raise maxEventStreams\n`,
+            { 'Retry-After': '5' },
+          );
+        }
+        return feed.add(response);
       case '/metrics':
         return send(200, CONTENT_TYPE, endpoint.text());
       case '/favicon.ico':
@@ -104,6 +92,7 @@ export async function serveDashboard(options: DashboardOptions): Promise<Dashboa
   });
   await listen(server, port, host);
   const address = server.address() as AddressInfo;
+  hostAllowed = hostCheck(address.address, allowedHosts);
   return {
     url: `http://${urlHost(host)}:${address.port}/${token === undefined ? '' : `?token=${encodeURIComponent(token)}`}`,
     close: () => {

@@ -5,6 +5,7 @@ import type {
   Observable as OtelObservable,
 } from '@opentelemetry/api';
 import type { DispatchMetrics } from '../metrics';
+import { backlogsByKeyText } from '../prometheus/key-labels';
 import { describe, optionsObject } from '../validate';
 import type { OpenTelemetryAttributes, OpenTelemetryMeter } from './meter';
 
@@ -34,6 +35,7 @@ export interface OpenTelemetryExportOptions {
  * `keyed_dispatch.messages.admitted`, `.settled`, `.failed` (counters); `keyed_dispatch.key.backlog`
  * (gauge per hot key, `key`); `keyed_dispatch.lane.ready`, `.pinned` (gauges, `lane`);
  * `keyed_dispatch.lane.busy_time` (counter, s, `lane`); `keyed_dispatch.long_turns` (counter);
+ * `keyed_dispatch.transport.faults` (counter, `operation`: fetch, commit, heartbeat, connection);
  * `keyed_dispatch.handler.duration` (histogram, s).
  */
 export function exportToOpenTelemetry(
@@ -74,6 +76,11 @@ export function exportToOpenTelemetry(
   const pinned = gauge('lane.pinned', 'Live mailboxes pinned to a lane', '{mailbox}');
   const busy = counter('lane.busy_time', 'Estimated time a lane spent running', 's');
   const longTurns = counter('long_turns', 'Synchronous lane runs longer than longTurnMs', '{turn}');
+  const transportFaults = counter(
+    'transport.faults',
+    'Transport failures the receiver survived and retried, by operation',
+    '{fault}',
+  );
   const observables: OtelObservable[] = [
     inFlight,
     window,
@@ -87,6 +94,7 @@ export function exportToOpenTelemetry(
     pinned,
     busy,
     longTurns,
+    transportFaults,
   ];
 
   const collect = (result: BatchObservableResult) => {
@@ -98,7 +106,8 @@ export function exportToOpenTelemetry(
     result.observe(admitted, s.admitted, base);
     result.observe(settled, s.settled, base);
     result.observe(failed, s.failed, base);
-    for (const hot of s.hotKeys) result.observe(backlog, hot.backlog, { ...base, key: String(hot.key) });
+    for (const hot of backlogsByKeyText(s.hotKeys))
+      result.observe(backlog, hot.backlog, { ...base, key: hot.key });
     for (const lane of s.lanes) {
       const at = { ...base, lane: lane.index };
       result.observe(ready, lane.ready, at);
@@ -106,6 +115,9 @@ export function exportToOpenTelemetry(
       result.observe(busy, lane.busyMs / 1000, at);
     }
     result.observe(longTurns, s.longTurns.count, base);
+    for (const [operation, n] of Object.entries(s.transportFaults)) {
+      result.observe(transportFaults, n, { ...base, operation });
+    }
   };
   meter.addBatchObservableCallback(collect, observables);
 

@@ -20,7 +20,7 @@ export interface PrometheusExportOptions {
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 /** Label names the instruments use themselves, or Prometheus reserves. */
-const RESERVED = new Set(['key', 'lane', 'le', 'quantile']);
+const RESERVED = new Set(['key', 'lane', 'operation', 'le', 'quantile']);
 
 interface Exported {
   readonly metrics: DispatchMetrics;
@@ -186,7 +186,7 @@ function checkLabels(labels: unknown): Record<string, string> {
     if (!LABEL_NAME.test(name) || name.startsWith('__') || RESERVED.has(name)) {
       throw new TypeError(
         `exportToPrometheus: expected the names in \`labels\` to be Prometheus label names other than ` +
-          `key, lane, le and quantile, got ${describe(name)}`,
+          `key, lane, operation, le and quantile, got ${describe(name)}`,
       );
     }
     if (typeof value !== 'string') {

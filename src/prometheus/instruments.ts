@@ -1,6 +1,7 @@
 import type { MetricsSnapshot } from '../metrics';
+import { backlogsByKeyText } from './key-labels';
 
-/** One value of an instrument; `label` is the value of the instrument's own label (`key`, `lane`), if it has one. */
+/** One value of an instrument; `label` is the value of the instrument's own label (`key`, `lane`, `operation`), if it has one. */
 export interface InstrumentSample {
   readonly label?: string;
   readonly value: number;
@@ -16,8 +17,11 @@ export interface Instrument {
   readonly name: string;
   readonly type: 'gauge' | 'counter';
   readonly help: string;
-  /** The instrument's own label, if any: `key` for the hot keys (only the current top N), `lane` for lanes. */
-  readonly label?: 'key' | 'lane';
+  /**
+   * The instrument's own label, if any: `key` for the hot keys (only the current top N), `lane` for
+   * lanes, `operation` for what a transport was doing when it failed.
+   */
+  readonly label?: 'key' | 'lane' | 'operation';
   samples(snapshot: MetricsSnapshot): InstrumentSample[];
 }
 
@@ -74,7 +78,7 @@ export const INSTRUMENTS: readonly Instrument[] = [
     type: 'gauge',
     help: 'Unfinished messages of the hottest keys',
     label: 'key',
-    samples: (s) => s.hotKeys.map((hot) => ({ label: String(hot.key), value: hot.backlog })),
+    samples: (s) => backlogsByKeyText(s.hotKeys).map(({ key, backlog }) => ({ label: key, value: backlog })),
   },
   {
     name: 'lane_ready',
@@ -102,6 +106,14 @@ export const INSTRUMENTS: readonly Instrument[] = [
     type: 'counter',
     help: 'Synchronous lane runs longer than longTurnMs',
     samples: (s) => one(s.longTurns.count),
+  },
+  {
+    name: 'transport_faults_total',
+    type: 'counter',
+    help: 'Transport failures the receiver survived and retried, by operation',
+    label: 'operation',
+    samples: (s) =>
+      Object.entries(s.transportFaults).map(([operation, value]) => ({ label: operation, value })),
   },
 ];
 

@@ -48,6 +48,7 @@ export class DispatcherView {
       ['admitted', 'admitted'],
       ['settled', 'settled'],
       ['failed', 'failed'],
+      ['transportFaults', 'transport faults'],
     ]) {
       const value = el('dd', { 'data-field': field }, '–');
       this.facts.set(field, value);
@@ -116,10 +117,21 @@ export class DispatcherView {
     fact('admitted', count(frame.admitted));
     fact('settled', count(frame.settled));
     fact('failed', count(frame.failed));
+    this.showTransportFaults(frame);
     this.throughput.update(points.map((p) => ({ time: p[0], values: [p[1], p[2], p[3]] })));
     this.latency.update(points.map((p) => ({ time: p[0], values: [p[4], p[5]] })));
     this.showHotKeys(frame);
     this.showLanes(frame);
+  }
+
+  /** The faults' total, highlighted when there are any; each operation's count in the title. */
+  private showTransportFaults(frame: DispatcherFrame): void {
+    const value = this.facts.get('transportFaults') as HTMLElement;
+    const counts = Object.entries(frame.transportFaults);
+    const total = counts.reduce((sum, [, n]) => sum + n, 0);
+    setText(value, count(total));
+    value.classList.toggle('fault', total > 0);
+    value.title = counts.map(([operation, n]) => `${operation} ${count(n)}`).join(', ');
   }
 
   private showStall(frame: DispatcherFrame): void {

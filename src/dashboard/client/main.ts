@@ -62,6 +62,11 @@ events.addEventListener('open', () => {
   status.className = 'status live';
 });
 events.addEventListener('error', () => {
-  setText(status, 'disconnected, retrying…');
+  // A refused stream (503 over `maxEventStreams`, 401, 421) is closed for good: the browser does not retry.
+  const refused = events.readyState === EventSource.CLOSED;
+  setText(
+    status,
+    refused ? 'refused by the server (too many pages open?): reload to try again' : 'disconnected, retrying…',
+  );
   status.className = 'status down';
 });
