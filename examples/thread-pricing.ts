@@ -9,20 +9,16 @@
 import { join } from 'node:path';
 import { lastValueFrom, tap } from 'rxjs';
 import { fromIterable, keyedDispatch, ThreadExecutor, threadHandler } from '../src';
+import type { Order } from './thread-pricing-handler.mjs';
 
-interface Order {
-  account: string;
-  seq: number;
-  sku: string;
-  quantity: number;
-}
-
-interface Priced {
-  account: string;
-  seq: number;
-  cents: number;
-  digest: string;
-}
+/**
+ * The handler module, in TypeScript, typed from its export: `Order` in, `Priced` out, checked by the
+ * compiler (an export that returned something other than an ObservableInput would not compile).
+ */
+const price = threadHandler<typeof import('./thread-pricing-handler.mjs').price>(
+  join(__dirname, 'thread-pricing-handler.mts'),
+  'price',
+);
 
 function* orders(count: number): Generator<Order> {
   for (let i = 0; i < count; i++) {
@@ -44,10 +40,10 @@ async function main(): Promise<void> {
   try {
     await lastValueFrom(
       fromIterable(orders(600)).pipe(
-        keyedDispatch<Order, string, Priced>({
+        keyedDispatch({
           executor,
-          key: (order) => order.account,
-          handle: threadHandler(join(__dirname, 'thread-pricing.js'), 'price'),
+          key: (order: Order) => order.account,
+          handle: price,
           maxInFlight: 64,
         }),
         tap((p) => {

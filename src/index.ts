@@ -50,7 +50,12 @@ export {
 } from './runtime';
 export { type DispatchSnapshot, DispatchStats, type HotKey, type TransportFaultCounts } from './stats';
 export { NoThreadLaneError, ThreadCrashLoopError, ThreadExitedError } from './threads/errors';
-export { type ThreadHandler, type ThreadHandlerOptions, threadHandler } from './threads/handler';
+export {
+  type ThreadHandler,
+  type ThreadHandlerFunction,
+  type ThreadHandlerOptions,
+  threadHandler,
+} from './threads/handler';
 export { TRANSFER, type TransferItem, transfer } from './threads/protocol';
 export {
   ThreadExecutor,

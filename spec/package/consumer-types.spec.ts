@@ -31,7 +31,7 @@ export const exporters = [exportToOpenTelemetry, exportToPrometheus, serveDashbo
 
 /** The main entry alone, thread lanes and runtime included: Node's own types are not needed for it. */
 const MAIN_ONLY = `
-import { DispatchMetrics, DispatchRuntime, ThreadExecutor, threadHandler, transfer } from 'keyed-dispatch';
+import { DispatchMetrics, DispatchRuntime, ThreadExecutor, type ThreadHandler, threadHandler, transfer } from 'keyed-dispatch';
 
 export const executor = new ThreadExecutor({ workers: 2, resourceLimits: { maxOldGenerationSizeMb: 64 } });
 export const handle = threadHandler<{ id: string; body: ArrayBuffer }, number>('./price.js', 'price', {
@@ -42,6 +42,17 @@ export const marked = transfer({ done: true }, [new ArrayBuffer(8)]);
 export const wrong = transfer({ done: true }, [new Uint8Array(8)]);
 export const metrics = new DispatchMetrics();
 export type Runtime = DispatchRuntime;
+declare const pricing: {
+  price: (m: { id: string }) => Promise<number>;
+  broken: (m: { id: string }) => number;
+};
+// Typed from the module's export: message and value types follow it.
+export const typed: ThreadHandler<{ id: string }, number> = threadHandler<typeof pricing.price>(
+  '/handlers/price.mjs',
+  'price',
+);
+// @ts-expect-error an export that does not return an ObservableInput is no thread handler
+export const broken = threadHandler<typeof pricing.broken>('/handlers/price.mjs', 'broken');
 `;
 
 // The ESM declarations through `exports`, the CommonJS ones through `typesVersions`; `attw --pack` in CI

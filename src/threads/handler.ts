@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { ObservableInput, ObservedValueOf } from 'rxjs';
 import { describe, functionOption } from '../validate';
 import type { TransferItem } from './protocol';
 import { attachSharedExecutor } from './thread-access';
@@ -39,9 +40,32 @@ export interface ThreadHandler<T, R> {
 }
 
 /**
- * Names a handler module for thread lanes: `threadHandler(new URL('./price.js', import.meta.url), 'price')`
- * or an absolute path. The module must be loadable by plain Node in a worker thread (built JS, not TS).
+ * What a thread handler module exports for `threadHandler`: a function of a message (a structured clone)
+ * and its context, returning any `ObservableInput`.
  */
+export type ThreadHandlerFunction = (message: never, context: never) => ObservableInput<unknown>;
+
+/**
+ * Names a handler module for thread lanes: `threadHandler(new URL('./price.js', import.meta.url), 'price')`
+ * or an absolute path. The module must be loadable by plain Node in a worker thread: JavaScript, or on
+ * Node 22.18 and later a TypeScript file Node runs as it is (erasable syntax only: `import type`, no
+ * enums or parameter properties).
+ *
+ * Typed from the export itself, the message and value types follow the module, and an export that does
+ * not return an `ObservableInput` fails to compile:
+ * `threadHandler<typeof import('./pricing').price>(new URL('./pricing.ts', import.meta.url), 'price')`.
+ * With `<T, R>` instead, `R` is taken on trust (the module is not checked against it).
+ */
+export function threadHandler<T, R>(
+  module: URL | string,
+  exportName?: string,
+  options?: ThreadHandlerOptions<T>,
+): ThreadHandler<T, R>;
+export function threadHandler<F extends ThreadHandlerFunction>(
+  module: URL | string,
+  exportName?: string,
+  options?: ThreadHandlerOptions<Parameters<F>[0]>,
+): ThreadHandler<Parameters<F>[0], ObservedValueOf<ReturnType<F>>>;
 export function threadHandler<T, R>(
   module: URL | string,
   exportName = 'default',
