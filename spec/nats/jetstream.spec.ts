@@ -1,8 +1,10 @@
 import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
-import { fromJetStream, type JetStreamMessage } from 'keyed-dispatch/nats';
+import { DispatchStats, keyedDispatch, openReceiver } from 'keyed-dispatch';
+import { fromJetStream, type JetStreamMessage, type JetStreamOptions } from 'keyed-dispatch/nats';
+import { DispatchRuntime, dispatchComponent } from 'keyed-dispatch/runtime';
 import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
+import { within } from '../kafka/broker';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
 import { closeWhileRunning } from '../support/close-while-running';
 import { deferred } from '../support/scripted-receiver';
@@ -263,6 +265,118 @@ describe('fromJetStream', () => {
     expect(receiver.close()).toBe(closed);
   }, 30_000);
 
+  /** Opens a session straight on the receiver's pull protocol and takes one message from it. */
+  async function deliveredOne(options: JetStreamOptions) {
+    const delivered = deferred<JetStreamMessage>();
+    const session = fromJetStream(options)[openReceiver]({
+      next: (m) => delivered.resolve(m),
+      error: (err) => delivered.reject(err),
+      complete: () => undefined,
+      discard: () => [],
+      settleFailed: (err) => delivered.reject(err),
+    });
+    session.request(1);
+    return { session, message: await delivered.promise };
+  }
+
+  it('describes a message by its subject, stream and sequence, for errors about it', async () => {
+    const { stream, prefix } = await streamWithConsumer('describe', 30_000);
+    await jetstream(nc).publish(`${prefix}.k0`, 'd');
+    const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+    const { session, message } = await deliveredOne({ consumer, expiresMs: 1000 });
+    session.settle(message, 'done');
+    await session.cancel();
+
+    expect(session.describe?.(message)).toBe(`subject '${prefix}.k0' stream '${stream}' sequence 1`);
+  });
+
+  it('acknowledges a message its dead letter took, whatever onFailed says: it is never delivered again', async () => {
+    const { stream, prefix } = await streamWithConsumer('dead_lettered', 30_000);
+    await jetstream(nc).publish(`${prefix}.k0`, 'poison');
+    const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+    const { session, message } = await deliveredOne({ consumer, expiresMs: 1000, onFailed: 'redeliver' });
+    session.settle(message, 'dead-lettered', new Error('poison'));
+    await session.cancel();
+    await nc.flush();
+
+    expect((await consumer.next({ expires: 1000 }))?.seq).toBeUndefined();
+    expect(await ackPendingSettled(stream, 0)).toBe(0);
+  });
+
+  it('stopIntake stops fetching and keeps acknowledging: a message delivered before and settled after is acknowledged', async () => {
+    const { stream, prefix } = await streamWithConsumer('stop_intake', 30_000);
+    await jetstream(nc).publish(`${prefix}.k0`, 'first');
+    const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
+    const { session, message } = await deliveredOne({ consumer, expiresMs: 1000 });
+    session.stopIntake?.();
+    session.settle(message, 'done');
+    await session.cancel();
+    await nc.flush();
+
+    expect(await ackPendingSettled(stream, 0)).toBe(0);
+    expect((await jsm.consumers.info(stream, DURABLE)).ack_floor.stream_seq).toBe(1);
+  });
+
+  it('a graceful runtime stop acknowledges every message it drained: a new fetch of the consumer gets none of them again', async () => {
+    const { stream, prefix } = await streamWithConsumer('runtime_stop', 1000);
+    await publish(prefix, 4, 10);
+    const drained = new Set<number>();
+    const windowFull = deferred();
+    let admitted = 0;
+    const runtime = new DispatchRuntime({
+      components: [
+        dispatchComponent({
+          name: 'slow',
+          source: fromJetStream({
+            consumer: await jetstream(nc).consumers.get(stream, DURABLE),
+            expiresMs: 1000,
+          }),
+          dispatch: {
+            maxInFlight: 8,
+            key: (m: JetStreamMessage) => {
+              if (++admitted === 8) windowFull.resolve();
+              return m.subject;
+            },
+            handle: async (m: JetStreamMessage) => {
+              await new Promise((resolve) => setTimeout(resolve, 200));
+              drained.add(m.seq);
+            },
+          },
+        }),
+      ],
+    }).start();
+    // 4 running (one per key) and 4 queued behind them: a drain of 'all' runs the 8.
+    await windowFull.promise;
+    const report = await runtime.stopGracefully({ drain: 'all' });
+
+    const again: number[] = [];
+    let handled = 0;
+    const sub = fromJetStream({
+      consumer: await jetstream(nc).consumers.get(stream, DURABLE),
+      expiresMs: 1000,
+    })
+      .pipe(
+        keyedDispatch({
+          key: (m) => m.subject,
+          handle: (m) => {
+            handled++;
+            if (drained.has(m.seq)) again.push(m.seq);
+            return [];
+          },
+        }),
+      )
+      .subscribe();
+    const allHandled = await within(10_000, () => handled === 40 - drained.size);
+    // A lost acknowledgement would bring its message back after ack_wait (1 s).
+    await within(1500, () => again.length > 0);
+    sub.unsubscribe();
+
+    expect(report.outcome).toBe('drained');
+    expect(drained.size).toBe(8);
+    expect(allHandled).toBe(true);
+    expect(again).toEqual([]);
+  }, 30_000);
+
   it('rejects invalid options, naming the option, the value and its type, and still takes the earlier onFailed names', async () => {
     const { stream } = await streamWithConsumer('options', 30_000);
     const consumer = await jetstream(nc).consumers.get(stream, DURABLE);
@@ -274,6 +388,12 @@ describe('fromJetStream', () => {
     );
     expect(() => fromJetStream({ consumer, closeTimeoutMs: 1.5 })).toThrow(
       'fromJetStream: expected `closeTimeoutMs` to be an integer from 0 to 2147483647, got 1.5 (number)',
+    );
+    expect(() => fromJetStream({ consumer, maxUnreachableMs: 1.5 })).toThrow(
+      'fromJetStream: expected `maxUnreachableMs` to be an integer from 1 to 2147483647, got 1.5 (number)',
+    );
+    expect(() => fromJetStream({ consumer, onTransportError: null as never })).toThrow(
+      'fromJetStream: expected `onTransportError` to be a function, got null',
     );
     expect(() => fromJetStream({ consumer, onFailed: 'nak' })).not.toThrow();
     expect(() => fromJetStream({ consumer, onFailed: { nakDelayMs: 100 } })).not.toThrow();

@@ -1,10 +1,18 @@
 import Redis from 'ioredis';
-import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
-import { fromRedisStreams, type RedisStreamMessage, StreamPartitions } from 'keyed-dispatch/redis';
+import { DispatchStats, keyedDispatch, openReceiver } from 'keyed-dispatch';
+import {
+  fromRedisStreams,
+  type RedisStreamMessage,
+  type RedisStreamsOptions,
+  StreamPartitions,
+} from 'keyed-dispatch/redis';
+import { DispatchRuntime, dispatchComponent } from 'keyed-dispatch/runtime';
 import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
+import { within } from '../kafka/broker';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
 import { closeWhileRunning } from '../support/close-while-running';
 import { deferred } from '../support/scripted-receiver';
+import { pendingByConsumer as pendingOf } from './support';
 
 /** Stream names unique to this run, so reruns start clean. */
 const RUN = `kd-spec-redis-${process.pid}-${Date.now()}`;
@@ -38,19 +46,9 @@ async function publish(partitions: StreamPartitions, keys: number, perKey: numbe
   }
 }
 
-/** Entries pending (delivered, not acknowledged) per consumer, summed over `streams` at one instant (MULTI). */
-async function pendingByConsumer(streams: string[]): Promise<Map<string, number>> {
-  const transaction = redis.multi();
-  for (const stream of streams) transaction.xpending(stream, GROUP);
-  const replies = (await transaction.exec()) ?? [];
-  const byConsumer = new Map<string, number>();
-  for (const [err, reply] of replies) {
-    if (err) throw err;
-    const [, , , consumers] = reply as [number, unknown, unknown, [string, string][] | null];
-    for (const [name, count] of consumers ?? [])
-      byConsumer.set(name, (byConsumer.get(name) ?? 0) + Number(count));
-  }
-  return byConsumer;
+/** Entries pending per consumer of the group, over `streams`. */
+function pendingByConsumer(streams: string[]): Promise<Map<string, number>> {
+  return pendingOf(redis, streams, GROUP);
 }
 
 /** Checks that each key's messages arrive in publish order; counts every handled message. */
@@ -325,6 +323,143 @@ describe('fromRedisStreams', () => {
     subscription.unsubscribe();
   }, 40_000);
 
+  /** Opens a session straight on the receiver's pull protocol and takes one entry from it. */
+  async function deliveredOne(options: RedisStreamsOptions) {
+    const delivered = deferred<RedisStreamMessage>();
+    const session = fromRedisStreams(options)[openReceiver]({
+      next: (m) => delivered.resolve(m),
+      error: (err) => delivered.reject(err),
+      complete: () => undefined,
+      discard: () => [],
+      settleFailed: (err) => delivered.reject(err),
+    });
+    session.request(1);
+    return { session, message: await delivered.promise };
+  }
+
+  it('describes an entry by its stream, id and group, for errors about it', async () => {
+    const stream = `${RUN}-describe`;
+    created.push(stream);
+    const id = await redis.xadd(stream, '*', 'key', 'k', 'data', 'd');
+    const { session, message } = await deliveredOne({
+      redis,
+      streams: [stream],
+      group: GROUP,
+      consumer: 'describer',
+    });
+    session.settle(message, 'done');
+    await session.cancel();
+
+    expect(session.describe?.(message)).toBe(`stream '${stream}' entry ${id} in group '${GROUP}'`);
+  });
+
+  it('acknowledges an entry its dead letter took, whatever onFailed says', async () => {
+    const stream = `${RUN}-dead-lettered`;
+    created.push(stream);
+    await redis.xadd(stream, '*', 'key', 'k', 'data', 'poison');
+    const { session, message } = await deliveredOne({
+      redis,
+      streams: [stream],
+      group: GROUP,
+      consumer: 'dead-letterer',
+      onFailed: 'redeliver',
+    });
+    session.settle(message, 'dead-lettered', new Error('poison'));
+    // The close resolves once the acknowledgement has been answered.
+    await session.cancel();
+
+    expect(await pendingByConsumer([stream])).toEqual(new Map());
+  });
+
+  it('stopIntake stops reading and keeps acknowledging: an entry delivered before and settled after is acknowledged by the time cancel resolves', async () => {
+    const stream = `${RUN}-stop-intake`;
+    created.push(stream);
+    await redis.xadd(stream, '*', 'key', 'k', 'data', 'first');
+    const { session, message } = await deliveredOne({
+      redis,
+      streams: [stream],
+      group: GROUP,
+      consumer: 'stopping-intake',
+    });
+    session.stopIntake?.();
+    await redis.xadd(stream, '*', 'key', 'k', 'data', 'after the stop');
+    session.settle(message, 'done');
+    await session.cancel();
+
+    expect(await pendingByConsumer([stream])).toEqual(new Map());
+    // Not read: the entry after the stop is still new for the group.
+    const [group] = (await redis.xinfo('GROUPS', stream)) as unknown[][];
+    expect(group![group!.indexOf('last-delivered-id') + 1]).toBe(message.id);
+  });
+
+  it('a graceful runtime stop acknowledges every entry it drained: a new consumer of the group gets none of them again', async () => {
+    const partitions = new StreamPartitions(`${RUN}-runtime-stop`, 1);
+    await publish(partitions, 4, 10);
+    const streams = partitions.names();
+    const drained = new Set<string>();
+    const windowFull = deferred();
+    let admitted = 0;
+    const runtime = new DispatchRuntime({
+      components: [
+        dispatchComponent({
+          name: 'slow',
+          source: fromRedisStreams({ redis, streams, group: GROUP, consumer: 'stopping' }),
+          dispatch: {
+            maxInFlight: 8,
+            key: (m: RedisStreamMessage) => {
+              if (++admitted === 8) windowFull.resolve();
+              return m.key;
+            },
+            handle: async (m: RedisStreamMessage) => {
+              await new Promise((resolve) => setTimeout(resolve, 200));
+              drained.add(m.id);
+            },
+          },
+        }),
+      ],
+    }).start();
+    // 4 running (one per key) and 4 queued behind them: a drain of 'all' runs the 8.
+    await windowFull.promise;
+    const report = await runtime.stopGracefully({ drain: 'all' });
+    // Asked on a connection of its own, right after the stop: nothing drained may still be pending.
+    const observer = new Redis({ host: '127.0.0.1', port: 6379 });
+    const stillPending = (await observer.xpending(streams[0]!, GROUP, '-', '+', 100, 'stopping')) as Array<
+      [string, string, number, number]
+    >;
+    await observer.quit();
+
+    const again: string[] = [];
+    let handled = 0;
+    const successor = fromRedisStreams({
+      redis,
+      streams,
+      group: GROUP,
+      consumer: 'after-stop',
+      claimMinIdleMs: 0,
+      claimIntervalMs: 20,
+    });
+    const sub = successor
+      .pipe(
+        keyedDispatch({
+          key: (m) => m.key,
+          handle: (m) => {
+            handled++;
+            if (drained.has(m.id)) again.push(m.id);
+            return [];
+          },
+        }),
+      )
+      .subscribe();
+    const allHandled = await within(10_000, () => handled === 40 - drained.size);
+    sub.unsubscribe();
+
+    expect(report.outcome).toBe('drained');
+    expect(drained.size).toBe(8);
+    expect(stillPending.filter(([id]) => drained.has(id))).toEqual([]);
+    expect(allHandled).toBe(true);
+    expect(again).toEqual([]);
+  }, 30_000);
+
   it('rejects invalid options, naming the option, the value and its type, and still takes the earlier onFailed name', () => {
     const options = { redis, streams: ['s'], group: GROUP, consumer: 'c' };
     expect(() => fromRedisStreams({ ...options, onFailed: 'drop' as never })).toThrow(
@@ -332,6 +467,12 @@ describe('fromRedisStreams', () => {
     );
     expect(() => fromRedisStreams({ ...options, closeTimeoutMs: -1 })).toThrow(
       'fromRedisStreams: expected `closeTimeoutMs` to be an integer from 0 to 2147483647, got -1 (number)',
+    );
+    expect(() => fromRedisStreams({ ...options, maxUnreachableMs: 0 })).toThrow(
+      'fromRedisStreams: expected `maxUnreachableMs` to be an integer from 1 to 2147483647, got 0 (number)',
+    );
+    expect(() => fromRedisStreams({ ...options, onTransportError: 'log' as never })).toThrow(
+      "fromRedisStreams: expected `onTransportError` to be a function, got 'log' (string)",
     );
     expect(() => fromRedisStreams({ ...options, onFailed: 'pending' })).not.toThrow();
   });

@@ -30,6 +30,8 @@ export interface JetStreamClientMessage {
   readonly info: {
     /** How many times it has been delivered, this delivery included. */
     readonly deliveryCount: number;
+    /** The stream it is stored in. */
+    readonly stream: string;
   };
   /** Acknowledges it (the receiver does, after the handler). */
   ack(): void;

@@ -2,15 +2,24 @@ import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
 import { ClosableReceiver } from '../receivers/closable-receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
 import { PullSession } from '../receivers/pull-session';
+import {
+  type ResolvedTransportHealth,
+  TRANSPORT_HEALTH_OPTIONS,
+  type TransportFault,
+  type TransportHealthOptions,
+  transportHealthOptions,
+} from '../transport-fault';
 import { describe, durationOption, functionOption, integerOption, optionsObject } from '../validate';
 import type { JetStreamConsumer, JetStreamFetch } from './jetstream-client';
 import { type JetStreamMessage, toMessage } from './message';
 
 /**
- * What a `failed` settlement does (see `FailedAction`): `'redeliver'` naks it, so it is redelivered at
- * once; `{ redeliverAfterMs }` naks it with that delay; `'ack'` acknowledges it (the failure policy has
- * dealt with it); `'term'` tells the server never to redeliver it. Redelivery stops at the consumer's
- * `max_deliver`. The earlier names `'nak'` and `{ nakDelayMs }` are still accepted.
+ * What a `failed` settlement does — a handler failed and nothing dealt with it (no failure policy, or one
+ * without a `deadLetter` gave up); see `FailedAction`: `'redeliver'` naks it, so it is redelivered at
+ * once; `{ redeliverAfterMs }` naks it with that delay; `'ack'` acknowledges it; `'term'` tells the
+ * server never to redeliver it. Redelivery stops at the consumer's `max_deliver` (unlimited by
+ * default). A `dead-lettered` message is always acknowledged. The earlier names `'nak'` and
+ * `{ nakDelayMs }` are still accepted.
  */
 export type JetStreamFailedAction =
   | FailedAction
@@ -26,7 +35,7 @@ export type JetStreamFailedAction =
     };
 
 /** Options of `fromJetStream`. Invalid values throw a `TypeError` naming the option. */
-export interface JetStreamOptions {
+export interface JetStreamOptions extends TransportHealthOptions {
   /**
    * A pull consumer (`await jetstream(nc).consumers.get(stream, durable)`), created with
    * `ack_policy: AckPolicy.Explicit`. Its `ack_wait` is how long a dead process's messages stay
@@ -44,6 +53,20 @@ export interface JetStreamOptions {
   onFailed?: JetStreamFailedAction;
   /** Told each message's outcome after it was acknowledged (`ack`, `nak` or `term` sent). */
   onSettled?: SettledListener<JetStreamMessage>;
+  /**
+   * Told each failure the receiver survives and retries, all of them `'fetch'`: a fetch that failed
+   * (the consumer or its stream missing, missed heartbeats, no JetStream answering), and a fetch still
+   * without an answer twice `expiresMs` after it began — how a lost server shows, as the client waits
+   * for its connection without a word (the connection's own events stay the application's:
+   * `nc.status()`). A throw from it is ignored. Default: none (the failures are still counted in
+   * `DispatchStats`).
+   */
+  onTransportError?: (fault: TransportFault) => void;
+  /**
+   * How long fetches may keep failing, with no answer from the server in between, before the receiver
+   * gives up and errors the output with a `TransportUnreachableError`. Integer ≥ 1 ms. Default 60,000.
+   */
+  maxUnreachableMs?: number;
 }
 
 interface ResolvedOptions {
@@ -52,20 +75,22 @@ interface ResolvedOptions {
   closeTimeoutMs: number;
   fail: (message: JetStreamMessage) => void;
   onSettled: SettledListener<JetStreamMessage> | undefined;
+  health: ResolvedTransportHealth;
 }
 
 /**
  * A receiver over a JetStream pull consumer. Each fetch asks for exactly the free window, one fetch at a
  * time (so messages are delivered in the order the server sends them); each message is acknowledged
- * after its handler completed, and a failed one is handled per `onFailed`. `close()` stops fetching,
- * lets delivered messages settle and completes.
+ * after its handler completed (or its dead letter took it), and a failed one is handled per `onFailed`.
+ * Fetch failures are retried and reported through `onTransportError`. `close()` stops fetching, lets
+ * delivered messages settle and completes.
  */
 export function fromJetStream(options: JetStreamOptions): ClosableReceiver<JetStreamMessage> {
   const resolved = resolveOptions(options);
   return new ClosableReceiver(
     (sink) => new JetStreamSession(resolved, sink),
     resolved.closeTimeoutMs,
-    'fromJetStream()',
+    RECEIVER,
   );
 }
 
@@ -77,6 +102,7 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
     'closeTimeoutMs',
     'onFailed',
     'onSettled',
+    ...TRANSPORT_HEALTH_OPTIONS,
   ] satisfies Array<keyof JetStreamOptions>);
   const consumer = options.consumer as Partial<JetStreamConsumer> | undefined;
   if (consumer === null || typeof consumer !== 'object' || typeof consumer.fetch !== 'function') {
@@ -91,6 +117,7 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
     fail: failedAction(owner, options.onFailed),
     onSettled:
       options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled),
+    health: transportHealthOptions(owner, options),
   };
 }
 
@@ -121,36 +148,101 @@ class JetStreamSession extends PullSession<JetStreamMessage> {
     private readonly options: ResolvedOptions,
     sink: ReceiverSink<JetStreamMessage>,
   ) {
-    super(sink, options.onSettled);
+    super(sink, options.onSettled, { ...options.health, receiver: RECEIVER });
     this.runLoop(() => this.fetchLoop());
   }
 
+  /** Where a message came from, for errors about it: `subject 'orders.created' stream 'ORDERS' sequence 42`. */
+  describe(message: JetStreamMessage): string {
+    return `subject '${message.subject}' stream '${message.msg.info.stream}' sequence ${message.seq}`;
+  }
+
   protected override acknowledge(message: JetStreamMessage, outcome: Settlement): void {
-    if (outcome === 'done') message.msg.ack();
-    else this.options.fail(message);
+    // Done, or dead-lettered (its dead letter is its handling): acknowledged either way.
+    if (outcome === 'failed') this.options.fail(message);
+    else message.msg.ack();
   }
 
   protected override stopFetching(): void {
     // Messages the fetch still brings are not delivered: unacknowledged, they come again after ack_wait.
+    // Acknowledgements go on, on the application's connection.
     void this.batch?.close();
   }
 
-  /** Fetches what is requested (it only grows while a fetch runs), one fetch at a time. */
+  /** Fetches while there is demand; a failed fetch is reported and tried again. */
   private async fetchLoop(): Promise<void> {
     while (await this.whenDemand()) {
-      const batch = await this.options.consumer.fetch({
-        max_messages: Math.min(this.demand, MAX_FETCH),
-        expires: this.options.expiresMs,
-      });
-      this.batch = batch;
-      // Intake stopped while the fetch was being set up: close it here, as `stopFetching` had none to close.
-      if (this.stopped) void batch.close();
-      // Refused once intake stopped; the closed fetch then ends by itself.
-      for await (const msg of batch) this.deliver(toMessage(msg));
+      try {
+        await this.fetch();
+      } catch (err) {
+        if (this.stopped) return;
+        if (FATAL.has((err as { name?: unknown } | null)?.name)) throw err;
+        this.transportFailed('fetch', err);
+        await this.wait(RETRY_MS);
+      }
+    }
+  }
+
+  /** One fetch of what is requested (it only grows while a fetch runs), delivered as it comes. */
+  private async fetch(): Promise<void> {
+    const { consumer, expiresMs } = this.options;
+    const batch = await consumer.fetch({
+      max_messages: Math.min(this.demand, MAX_FETCH),
+      expires: expiresMs,
+    });
+    this.batch = batch;
+    // Intake stopped while the fetch was being set up: close it here, as `stopFetching` had none to close.
+    if (this.stopped) void batch.close();
+    const overdue = this.watchOverdue(Date.now());
+    try {
+      for await (const msg of batch) {
+        this.transportRecovered();
+        // Refused once intake stopped; the closed fetch then ends by itself.
+        this.deliver(toMessage(msg));
+      }
+      this.transportRecovered();
+    } finally {
+      clearInterval(overdue);
       this.batch = null;
     }
   }
+
+  /**
+   * The server ends a fetch after `expiresMs`. While the connection is down the client holds the fetch
+   * open and says nothing, so a fetch open for twice that long is reported, every `expiresMs` until it ends.
+   */
+  private watchOverdue(since: number): ReturnType<typeof setInterval> {
+    const { expiresMs } = this.options;
+    return setInterval(() => {
+      const open = Date.now() - since;
+      if (open < 2 * expiresMs) return;
+      this.transportFailed(
+        'fetch',
+        new Error(
+          `${RECEIVER}: no answer from the server to a fetch for ${open} ms (it ends after \`expiresMs\`, ` +
+            `${expiresMs} ms): the connection is down or the server is unreachable`,
+        ),
+      );
+    }, expiresMs);
+  }
 }
+
+/** How errors and faults name this receiver. */
+const RECEIVER = 'fromJetStream()';
+
+/**
+ * Fetch failures not worth trying again: the application closed or is draining the connection, or the
+ * fetch itself was wrong.
+ */
+const FATAL = new Set<unknown>([
+  'ClosedConnectionError',
+  'DrainingConnectionError',
+  'InvalidArgumentError',
+  'InvalidOperationError',
+]);
+
+/** How long the receiver waits before it tries a failed fetch again. */
+const RETRY_MS = 500;
 
 /** The most messages one fetch asks for; a window without limit (`Infinity`) fetches in batches of this. */
 const MAX_FETCH = 10_000;

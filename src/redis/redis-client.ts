@@ -8,6 +8,10 @@ export interface RedisClient {
   duplicate(): RedisClient;
   /** Closes the connection at once. */
   disconnect(): void;
+  /** Where the connection is: `'ready'`, `'reconnecting'`, … `'end'` once it is closed for good. */
+  readonly status: string;
+  /** Listens to the connection's events (`'error'`: each failed connection attempt; `'ready'`). */
+  on(event: string, listener: (...args: any[]) => void): unknown;
   /** Sends any command. */
   call(...args: any[]): Promise<unknown>;
   /** `XACK`. */

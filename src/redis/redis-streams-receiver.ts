@@ -3,12 +3,19 @@ import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
 import { ClosableReceiver } from '../receivers/closable-receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
 import { PullSession } from '../receivers/pull-session';
+import {
+  type ResolvedTransportHealth,
+  TRANSPORT_HEALTH_OPTIONS,
+  type TransportFault,
+  type TransportHealthOptions,
+  transportHealthOptions,
+} from '../transport-fault';
 import { describe, durationOption, functionOption, optionsObject } from '../validate';
 import { type RedisStreamMessage, toMessage } from './message';
 import type { RedisClient } from './redis-client';
 
 /** Options of `fromRedisStreams`. Invalid values throw a `TypeError` naming the option. */
-export interface RedisStreamsOptions {
+export interface RedisStreamsOptions extends TransportHealthOptions {
   /**
    * The connection for commands: group creation, `XACK`, `XAUTOCLAIM`, `XPENDING`. The receiver reads
    * on its own `redis.duplicate()` (blocking reads would stall acknowledgements) and never closes this one.
@@ -33,14 +40,28 @@ export interface RedisStreamsOptions {
   /** How long `close()` waits for delivered entries to settle (their `XACK` answered). Integer ≥ 0 ms. Default 30000. */
   closeTimeoutMs?: number;
   /**
-   * What a `failed` settlement does (see `FailedAction`): `'redeliver'` leaves the entry pending, to be
-   * claimed and delivered again after `claimMinIdleMs` (out of order with its key's later entries);
-   * `'ack'` acknowledges it (the failure policy has dealt with it, e.g. dead-lettered it). Default
-   * `'redeliver'`; the earlier name `'pending'` is still accepted.
+   * What a `failed` settlement does — a handler failed and nothing dealt with it (no failure policy, or
+   * one without a `deadLetter` gave up); see `FailedAction`: `'redeliver'` leaves the entry pending, to
+   * be claimed and delivered again after `claimMinIdleMs` (out of order with its key's later entries,
+   * and again each time it fails: Redis has no delivery limit); `'ack'` acknowledges it, so it is never
+   * delivered again. A `dead-lettered` entry is always acknowledged. Default `'redeliver'`; the earlier
+   * name `'pending'` is still accepted.
    */
   onFailed?: FailedAction | 'pending';
   /** Told each message's outcome, after its acknowledgement has been confirmed when it was acknowledged. */
   onSettled?: SettledListener<RedisStreamMessage>;
+  /**
+   * Told each failure the receiver survives and retries: a failed connection attempt of its reading
+   * connection (`'connection'`), a failed `XREADGROUP`, `XREAD`, `XAUTOCLAIM` or `XPENDING`
+   * (`'fetch'`), a failed `XACK` (`'commit'`, sent again until Redis answers). A throw from it is
+   * ignored. Default: none (the failures are still counted in `DispatchStats`).
+   */
+  onTransportError?: (fault: TransportFault) => void;
+  /**
+   * How long Redis may keep failing, with no command answered in between, before the receiver gives up
+   * and errors the output with a `TransportUnreachableError`. Integer ≥ 1 ms. Default 60,000.
+   */
+  maxUnreachableMs?: number;
 }
 
 interface ResolvedOptions {
@@ -54,14 +75,16 @@ interface ResolvedOptions {
   closeTimeoutMs: number;
   onFailed: FailedAction;
   onSettled: SettledListener<RedisStreamMessage> | undefined;
+  health: ResolvedTransportHealth;
 }
 
 /**
  * A consumer-group receiver over Redis Streams. It reads with `XREADGROUP` exactly as many entries as
- * the dispatcher's window has free, acknowledges each with `XACK` only after its handler completed, and
- * claims entries other consumers left pending (`XAUTOCLAIM`). Before reading new entries of a stream it
- * recovers that stream's pending entries, so a consumer taking over a dead one's streams keeps per-key order.
- * `close()` stops reading, lets delivered entries settle and completes.
+ * the dispatcher's window has free, acknowledges each with `XACK` only after its handler completed (or
+ * its dead letter took it), and claims entries other consumers left pending (`XAUTOCLAIM`). Before
+ * reading new entries of a stream it recovers that stream's pending entries, so a consumer taking over a
+ * dead one's streams keeps per-key order. Transport failures are retried and reported through
+ * `onTransportError`. `close()` stops reading, lets delivered entries settle and completes.
  */
 export function fromRedisStreams(options: RedisStreamsOptions): ClosableReceiver<RedisStreamMessage> {
   const resolved = resolveOptions(options);
@@ -85,6 +108,7 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     'closeTimeoutMs',
     'onFailed',
     'onSettled',
+    ...TRANSPORT_HEALTH_OPTIONS,
   ] satisfies Array<keyof RedisStreamsOptions>);
   const redis = options.redis as Partial<RedisClient> | undefined;
   if (redis === null || typeof redis !== 'object' || typeof redis.duplicate !== 'function') {
@@ -118,6 +142,7 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     onFailed: failedActionOption(owner, options.onFailed, ['redeliver', 'ack'], { pending: 'redeliver' }),
     onSettled:
       options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled),
+    health: transportHealthOptions(owner, options),
   };
 }
 
@@ -150,6 +175,9 @@ interface StreamState {
 /** The most entries one command reads or claims; a window without limit (`Infinity`) reads batches of this. */
 const MAX_READ = 10_000;
 
+/** How long the receiver waits before it tries a failed command again. */
+const RETRY_MS = 500;
+
 /** How often the streams are read while one is held: a blocking read could not be woken on its release. */
 const HELD_POLL_MS = 20;
 
@@ -158,12 +186,14 @@ type EntryReply = [id: string, fields: string[] | null];
 /** One subscription: a single read loop (so deliveries never exceed demand) plus acknowledgements. */
 class RedisStreamsSession extends PullSession<RedisStreamMessage> {
   /** `XACK`s sent and not yet answered: until answered, their entries still count as pending on the server. */
-  private acking = 0;
+  private readonly acks = new Set<Promise<void>>();
   /** Ids delivered and not yet settled, by stream: a claim scan that meets one never delivers it twice. */
   private readonly held = new Map<string, Set<string>>();
   private readonly states: StreamState[];
   /** Blocking reads get their own connection, so acknowledgements never wait behind them. */
   private readonly reader: Redis;
+  /** The groups exist and each stream's last delivered id is known. */
+  private prepared = false;
   /** Round-robin start among live streams, so one busy stream cannot starve the others. */
   private nextStream = 0;
   private nextClaimAt = 0;
@@ -172,7 +202,7 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     private readonly options: ResolvedOptions,
     sink: ReceiverSink<RedisStreamMessage>,
   ) {
-    super(sink, options.onSettled);
+    super(sink, options.onSettled, { ...options.health, receiver: 'fromRedisStreams()' });
     this.states = options.streams.map((name) => ({
       name,
       live: false,
@@ -181,24 +211,47 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
       parked: 0,
     }));
     this.reader = options.redis.duplicate();
+    // Each failed attempt to reconnect; unlistened, ioredis would print every one of them.
+    this.reader.on('error', (err: unknown) => this.transportFailed('connection', err));
+    this.reader.on('ready', () => this.transportRecovered());
     this.runLoop(() => this.readLoop());
+  }
+
+  /** Where an entry came from, for errors about it: `stream 'orders' entry 1700000000000-0 in group 'billing'`. */
+  describe(message: RedisStreamMessage): string {
+    return `stream '${message.stream}' entry ${message.id} in group '${this.options.group}'`;
   }
 
   protected override acknowledge(message: RedisStreamMessage, outcome: Settlement): void | Promise<void> {
     this.heldOf(message.stream).delete(message.id);
-    const { redis, group, onFailed } = this.options;
     // Left pending: claimed and delivered again once idle for claimMinIdleMs.
-    if (outcome === 'failed' && onFailed === 'redeliver') return;
-    this.acking++;
-    return redis.xack(message.stream, group, message.id).then(() => {
-      this.acking--;
+    if (outcome === 'failed' && this.options.onFailed === 'redeliver') return;
+    const acked: Promise<void> = this.xack(message).finally(() => {
+      this.acks.delete(acked);
       this.wake();
     });
+    this.acks.add(acked);
+    return acked;
   }
 
   protected override stopFetching(): void {
     // Ends a blocking read at once; entries delivered and not settled stay pending for a claim.
+    // Acknowledgements go on, on the command connection.
     this.reader.disconnect();
+  }
+
+  /** Everything settled before the end is acknowledged before the close resolves (up to `closeTimeoutMs`). */
+  protected override async close(): Promise<void> {
+    if (this.acks.size === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.options.closeTimeoutMs);
+    });
+    try {
+      await Promise.race([Promise.all(this.acks), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** An entry of a hot key had to park: its stream is held until its parked entries enter the window. */
@@ -212,32 +265,61 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     if (state !== undefined && --state.parked === 0) this.wake();
   }
 
-  /** What may be read now: the demand, less entries whose acknowledgement the server has not yet seen. */
-  private free(): number {
-    return Math.min(this.demand - this.acking, MAX_READ);
+  /**
+   * `XACK`s an entry; after a transport failure, again until Redis answers, while the session lasts
+   * (after its end, the entry stays pending and is delivered again).
+   */
+  private async xack(message: RedisStreamMessage): Promise<void> {
+    const { redis, group } = this.options;
+    for (;;) {
+      try {
+        await redis.xack(message.stream, group, message.id);
+        this.transportRecovered();
+        return;
+      } catch (err) {
+        if (this.ended || !survivable(err, redis)) throw err;
+        this.transportFailed('commit', err);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
+    }
   }
 
+  /** What may be read now: the demand, less entries whose acknowledgement the server has not yet seen. */
+  private free(): number {
+    return Math.min(this.demand - this.acks.size, MAX_READ);
+  }
+
+  /** Reads until intake stops; a transport failure is reported and the step tried again. */
   private async readLoop(): Promise<void> {
-    await this.prepare();
     while (!this.stopped) {
-      if (this.free() <= 0) {
-        await this.wait();
-        continue;
+      try {
+        await this.readStep();
+      } catch (err) {
+        if (this.stopped) return;
+        if (!survivable(err, this.options.redis) || !survivable(err, this.reader)) throw err;
+        this.transportFailed('fetch', err);
+        await this.wait(RETRY_MS);
       }
-      if (Date.now() >= this.nextClaimAt) {
-        await this.claim();
-        this.nextClaimAt = Date.now() + this.options.claimIntervalMs;
-        continue;
-      }
-      const live = this.states.filter((s) => s.live && s.parked === 0);
-      const untilClaim = Math.max(1, this.nextClaimAt - Date.now());
-      if (live.length === 0) await this.wait(untilClaim);
-      else if (await this.readNew(live)) continue;
-      // A blocking read cannot be woken when a held stream is released: poll meanwhile instead.
-      else if (live.length < this.states.filter((s) => s.live).length)
-        await this.wait(Math.min(untilClaim, HELD_POLL_MS));
-      else await this.waitForEntries(live, untilClaim);
     }
+  }
+
+  /** Prepares once, then claims when due, else reads new entries or waits for them. */
+  private async readStep(): Promise<void> {
+    if (!this.prepared) return this.prepare();
+    if (this.free() <= 0) return this.wait();
+    if (Date.now() >= this.nextClaimAt) {
+      await this.claim();
+      this.nextClaimAt = Date.now() + this.options.claimIntervalMs;
+      return;
+    }
+    const live = this.states.filter((s) => s.live && s.parked === 0);
+    const untilClaim = Math.max(1, this.nextClaimAt - Date.now());
+    if (live.length === 0) await this.wait(untilClaim);
+    else if (await this.readNew(live)) return;
+    // A blocking read cannot be woken when a held stream is released: poll meanwhile instead.
+    else if (live.length < this.states.filter((s) => s.live).length)
+      await this.wait(Math.min(untilClaim, HELD_POLL_MS));
+    else await this.waitForEntries(live, untilClaim);
   }
 
   /** Creates the group where missing and finds where each stream's new entries begin. */
@@ -255,6 +337,8 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
         if (info.name === group) state.lastSeen = String(info['last-delivered-id']);
       }
     }
+    this.prepared = true;
+    this.transportRecovered();
   }
 
   /** Recovers streams not yet live; on live ones, claims one batch of entries left pending too long. */
@@ -268,14 +352,20 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
 
   /**
    * Claims the entries pending on a stream that this session does not hold, in id order, and makes the
-   * stream live once none is left. It claims only when every such entry is idle long enough: claiming
-   * some while an older one of the same key is still held elsewhere would reorder that key.
+   * stream live once the scan has been through all of them. A scan starts only when every such entry is
+   * idle long enough (claiming some while an older one of the same key is still held elsewhere would
+   * reorder that key); one that the window cut short goes on from where it stopped. Entries pending once
+   * the scan is through were delivered here and failed since: they come back as on a live stream.
    */
   private async recover(state: StreamState): Promise<void> {
-    const { redis, group, claimMinIdleMs } = this.options;
-    const held = this.heldOf(state.name);
-    const [pending] = (await redis.xpending(state.name, group)) as [number];
-    if (pending > held.size) {
+    if (state.claimCursor === '0-0') {
+      const { redis, group, claimMinIdleMs } = this.options;
+      const held = this.heldOf(state.name);
+      const [pending] = (await redis.xpending(state.name, group)) as [number];
+      if (pending <= held.size) {
+        state.live = true;
+        return;
+      }
       const idle = (await redis.call(
         'XPENDING',
         state.name,
@@ -287,20 +377,19 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
         pending,
       )) as Array<[string, string, number, number]>;
       if (idle.filter(([id]) => !held.has(id)).length < pending - held.size) return;
-      state.claimCursor = '0-0';
-      await this.claimIdle(state, true);
-      if (state.claimCursor !== '0-0' || this.stopped) return; // the window filled: continue next time
     }
-    const [left] = (await redis.xpending(state.name, group)) as [number];
-    state.live = left <= held.size;
+    if (await this.claimIdle(state, true)) state.live = true;
   }
 
-  /** `XAUTOCLAIM`s idle entries up to the free window and delivers them: one batch, or the whole scan. */
-  private async claimIdle(state: StreamState, wholeScan: boolean): Promise<void> {
+  /**
+   * `XAUTOCLAIM`s idle entries up to the free window and delivers them: one batch, or on to the end of
+   * the scan. True once a scan reached its end.
+   */
+  private async claimIdle(state: StreamState, wholeScan: boolean): Promise<boolean> {
     const { redis, group, consumer, claimMinIdleMs } = this.options;
     const held = this.heldOf(state.name);
     do {
-      if (this.stopped || this.free() <= 0) return;
+      if (this.stopped || this.free() <= 0) return false;
       const [cursor, entries] = (await redis.xautoclaim(
         state.name,
         group,
@@ -310,11 +399,13 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
         'COUNT',
         this.free(),
       )) as [string, EntryReply[], string[]];
+      this.transportRecovered();
       state.claimCursor = cursor;
       // Entries this session holds are being handled here: claiming them again changed nothing.
       const fresh = entries.filter((e): e is [string, string[]] => e[1] !== null && !held.has(e[0]));
       if (fresh.length > 0) this.deliverEntries(state, fresh, await this.deliveryCounts(state.name, fresh));
     } while (wholeScan && state.claimCursor !== '0-0');
+    return state.claimCursor === '0-0';
   }
 
   /** Delivery counts of just-claimed entries (`XAUTOCLAIM` does not return them). */
@@ -347,6 +438,7 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
         state.name,
         '>',
       )) as Array<[string, EntryReply[]]> | null;
+      this.transportRecovered();
       const entries = (reply?.[0]?.[1] ?? []).filter((e): e is [string, string[]] => e[1] !== null);
       if (entries.length === 0) continue;
       got = true;
@@ -371,6 +463,7 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
       ...live.map((s) => s.name),
       ...live.map((s) => s.lastSeen),
     )) as Array<[string, EntryReply[]]> | null;
+    this.transportRecovered();
     for (const [name, entries] of reply ?? []) {
       const state = live.find((s) => s.name === name);
       const newest = entries[entries.length - 1];
@@ -401,6 +494,22 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     return ids;
   }
 }
+
+/**
+ * Whether a failure of a command on `client` is worth trying again: the connection's (ioredis queues
+ * commands while it reconnects and fails them after `maxRetriesPerRequest` attempts), or a server that
+ * cannot answer for now. Not a command's own error, nor a client closed for good (by the application,
+ * or by a `retryStrategy` that gave up).
+ */
+function survivable(err: unknown, client: Redis): boolean {
+  if (client.status === 'end') return false;
+  // By name: errors from another realm (a test sandbox) fail `instanceof`.
+  if ((err as { name?: unknown } | null)?.name !== 'ReplyError') return true;
+  return SERVER_BUSY.test(String((err as Error).message));
+}
+
+/** Replies of a server that cannot answer for now: loading its data, running a script, failing over. */
+const SERVER_BUSY = /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|CLUSTERDOWN)\b/;
 
 /** `['name', 'g', 'pending', 3]` → `{ name: 'g', pending: 3 }`. */
 function pairs(flat: unknown[]): Record<string, unknown> {
