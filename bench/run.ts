@@ -3,20 +3,25 @@ import { machine, type Scenario, writeSection } from './lib';
 
 /** Scenarios by name, loaded lazily so one scenario's dependencies never slow another. */
 const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
-  core: () => import('./scenarios/core'),
-  latency: () => import('./scenarios/latency'),
-  profile: () => import('./scenarios/profile'),
-  isolation: () => import('./scenarios/isolation'),
-  kafka: () => import('./scenarios/kafka'),
-  'kafka-redelivery': () => import('./scenarios/kafka-redelivery'),
-  threads: () => import('./scenarios/threads'),
-  'threads-scaling': () => import('./scenarios/threads-scaling'),
-  'hot-key': () => import('./scenarios/hot-key'),
-  claims: () => import('./scenarios/claims'),
-  memory: () => import('./scenarios/memory'),
-  soak: () => import('./scenarios/soak'),
-  dashboard: () => import('./scenarios/dashboard'),
+  core: () => load('core'),
+  latency: () => load('latency'),
+  profile: () => load('profile'),
+  isolation: () => load('isolation'),
+  kafka: () => load('kafka'),
+  'kafka-redelivery': () => load('kafka-redelivery'),
+  threads: () => load('threads'),
+  'threads-scaling': () => load('threads-scaling'),
+  'hot-key': () => load('hot-key'),
+  claims: () => load('claims'),
+  memory: () => load('memory'),
+  soak: () => load('soak'),
+  dashboard: () => load('dashboard'),
 };
+
+/** A scenario module, required when it runs (a CommonJS require: the bench runs under ts-node's register hook). */
+function load(name: string): Promise<{ default: Scenario }> {
+  return Promise.resolve(require(`./scenarios/${name}`));
+}
 
 /** Why a scenario cannot run here (a broker it needs is down), or null when it can. Checked when running all. */
 const preconditions: Record<string, () => Promise<string | null>> = {

@@ -1,5 +1,6 @@
 import { DispatchStats, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
 import { EMPTY, Subject } from 'rxjs';
+import { ScriptedReceiver } from '../support/scripted-receiver';
 
 const valid = { key: (m: string) => m, handle: () => EMPTY };
 
@@ -40,8 +41,7 @@ describe('keyedDispatch options', () => {
     );
   });
 
-  it('uses the documented defaults', async () => {
-    const { ScriptedReceiver } = await import('../support/scripted-receiver');
+  it('uses the documented defaults', () => {
     const receiver = new ScriptedReceiver((function* () {})());
     receiver.pipe(keyedDispatch(valid)).subscribe();
     expect(receiver.requests).toEqual([256]);
