@@ -85,7 +85,7 @@ async function shutdown(signal: string): Promise<void> {
   clearInterval(producer);
   // Still in the bus, never delivered: intake closes as the stop begins, and they go with the receiver.
   const undelivered = deposits.pending;
-  const report = await runtime.stopGracefully({ timeout: 1_000, drain: 'all' });
+  const report = await runtime.stopGracefully({ timeoutMs: 1_000, drain: 'all' });
   const meaning = {
     drained: 'every admitted deposit finished in time',
     deadline: 'the 1 s deadline cut what had not finished',

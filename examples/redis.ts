@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     redis,
     streams: mine,
     group: 'balances',
-    consumer: `balances-${index}`,
+    consumerName: `balances-${index}`,
     // Entries an earlier run left pending (killed mid-way) come back after 5 s instead of the default 30 s.
     claimMinIdleMs: 5000,
   });

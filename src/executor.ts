@@ -112,7 +112,7 @@ export class KeyedExecutor {
   }
 
   /**
-   * Closes the executor: dispatchers still running on it error with `KeyedExecutorClosedError` (their
+   * Closes the executor: dispatchers still running on it error with `ExecutorClosedError` (their
    * unfinished messages are not settled), and no dispatcher can start on it afterwards. Stop your
    * dispatchers first to drain them. The shared executor cannot be closed.
    */

@@ -1,6 +1,6 @@
 export { WindowOverflowError } from './dispatch/dispatch-core';
 export type { HandlerContext } from './engine/mailbox';
-export { KeyedExecutorClosedError } from './errors';
+export { ExecutorClosedError } from './errors';
 export { KeyedExecutor, type KeyedExecutorOptions } from './executor';
 export {
   type BackoffOptions,

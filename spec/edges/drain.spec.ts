@@ -28,7 +28,7 @@ describe("stopGracefully({ drain: 'running' }) with a plain source", () => {
     for (let n = 0; n < 10; n++) source.next(n);
     // Two run (the window), eight wait outside it.
     expect(started).toEqual([0, 1]);
-    const stopping = runtime.stopGracefully({ drain: 'running', timeout: 5000 });
+    const stopping = runtime.stopGracefully({ drain: 'running', timeoutMs: 5000 });
     for (const finish of release) finish();
     const report = await within(stopping, 5000, 'the stop');
     expect(started).toEqual([0, 1]);
@@ -63,7 +63,7 @@ describe("stopGracefully({ drain: 'running' }) with a receiver that delivers syn
     }).start();
     await new Promise((resolve) => setTimeout(resolve, 20));
     stopCalled = true;
-    const stopping = runtime.stopGracefully({ drain: 'running', timeout: 3000 });
+    const stopping = runtime.stopGracefully({ drain: 'running', timeoutMs: 3000 });
     for (const finish of release.splice(0)) finish();
     const started = Date.now();
     const report = await within(stopping, 5000, 'the stop');

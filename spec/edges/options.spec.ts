@@ -66,7 +66,8 @@ describe('option validation', () => {
     [
       'fromRedisStreams',
       'blockMS',
-      () => fromRedisStreams({ redis: {}, streams: ['s'], group: 'g', consumer: 'c', blockMS: 5 } as never),
+      () =>
+        fromRedisStreams({ redis: {}, streams: ['s'], group: 'g', consumerName: 'c', blockMS: 5 } as never),
     ],
     ['fromJetStream', 'expires', () => fromJetStream({ consumer: {}, expires: 5 } as never)],
     [
@@ -213,11 +214,11 @@ describe('durations', () => {
     const runtime = new DispatchRuntime({
       components: [{ name: 'a', source: new Subject<number>(), dispatch: { key, handle } }],
     }).start();
-    expect(() => runtime.stopGracefully({ timeout: 2 ** 32 })).toThrow(
-      'stopGracefully: expected `timeout` to be an integer from 0 to 2147483647, got 4294967296 (number)',
+    expect(() => runtime.stopGracefully({ timeoutMs: 2 ** 32 })).toThrow(
+      'stopGracefully: expected `timeoutMs` to be an integer from 0 to 2147483647, got 4294967296 (number)',
     );
-    expect(() => runtime.stopGracefully({ quietPeriod: tooLong })).toThrow(
-      /`quietPeriod` to be an integer from 0 to 2147483647/,
+    expect(() => runtime.stopGracefully({ quietPeriodMs: tooLong })).toThrow(
+      /`quietPeriodMs` to be an integer from 0 to 2147483647/,
     );
     await runtime.forceStop();
   });

@@ -148,7 +148,7 @@ describe('a receiver behind another operator', () => {
     expect((errors[0] as Error).message).toMatch(
       /^fromIterable\(\) must be piped straight into keyedDispatch/,
     );
-    await runtime.stopGracefully({ timeout: 100 });
+    await runtime.stopGracefully({ timeoutMs: 100 });
   });
 });
 

@@ -1,4 +1,4 @@
-import { fromIterable, KeyedExecutorClosedError, keyedDispatch } from 'keyed-dispatch';
+import { fromIterable, ExecutorClosedError, keyedDispatch } from 'keyed-dispatch';
 import { lastValueFrom } from 'rxjs';
 import { type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
 import { HeldBoard, outcomeOf, sharedInts, sleep, waitUntil, within } from './shared-state';
@@ -31,7 +31,7 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
     expect(Atomics.load(live, 1)).toBe(1);
   });
 
-  it(`errors a dispatcher still running when its executor closes with KeyedExecutorClosedError saying '${kind.executorName} was closed'`, async () => {
+  it(`errors a dispatcher still running when its executor closes with ExecutorClosedError saying '${kind.executorName} was closed'`, async () => {
     lanes = kind.executor(1);
     const board = new HeldBoard(1);
     try {
@@ -49,7 +49,7 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
       await waitUntil(() => board.started === 1, 10_000, 'the handler to start');
       await within(lanes.close(), 10_000, 'the executor to close');
       const outcome = await within(run, 10_000, 'the output to end');
-      expect(outcome).toEqual({ error: expect.any(KeyedExecutorClosedError) });
+      expect(outcome).toEqual({ error: expect.any(ExecutorClosedError) });
       const error = (outcome as { error: Error }).error;
       expect(error.message).toContain(`${kind.executorName} was closed`);
     } finally {

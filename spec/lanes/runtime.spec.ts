@@ -105,7 +105,7 @@ describe.each(laneKinds)('DispatchRuntime on %s', (_name, kind) => {
     const { started, messages } = held(3);
     receiver.push(...messages);
     await waitUntil(() => started.started >= 1, 10_000, 'a0 to start');
-    const stopping = runtime.stopGracefully({ timeout: 10_000 });
+    const stopping = runtime.stopGracefully({ timeoutMs: 10_000 });
     started.open();
     const report = await within(stopping, 15_000, 'the graceful stop');
 
@@ -132,7 +132,7 @@ describe.each(laneKinds)('DispatchRuntime on %s', (_name, kind) => {
     const { started, messages } = held(4);
     receiver.push(...messages);
     await waitUntil(() => started.started >= 1, 10_000, 'a0 to start');
-    const stopping = orders.stopGracefully({ drain: 'running', timeout: 10_000 });
+    const stopping = orders.stopGracefully({ drain: 'running', timeoutMs: 10_000 });
     started.open();
     const report = await within(stopping, 15_000, 'the graceful stop');
     await sleep(300);

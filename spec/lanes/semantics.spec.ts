@@ -1,5 +1,5 @@
 import { BroadcastChannel } from 'node:worker_threads';
-import { DispatchStats, fromIterable, KeyedExecutorClosedError, keyedDispatch } from 'keyed-dispatch';
+import { DispatchStats, fromIterable, ExecutorClosedError, keyedDispatch } from 'keyed-dispatch';
 import { lastValueFrom, toArray } from 'rxjs';
 import { byKey, type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
 
@@ -183,7 +183,7 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
     }
   });
 
-  it('errors dispatchers still running with KeyedExecutorClosedError when the executor closes', async () => {
+  it('errors dispatchers still running with ExecutorClosedError when the executor closes', async () => {
     lanes = kind.executor(2);
     const name = `close-${kind.name}`;
     const channel = new BroadcastChannel(name);
@@ -205,7 +205,7 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
       await started;
       const cancelled = waitFor<{ cancelled?: string }>(channel, (d) => d.cancelled === 'a');
       await lanes.close();
-      expect(await outcome).toBeInstanceOf(KeyedExecutorClosedError);
+      expect(await outcome).toBeInstanceOf(ExecutorClosedError);
       await cancelled;
     } finally {
       channel.close();

@@ -1,4 +1,4 @@
-import { fromIterable, KeyedExecutorClosedError, keyedDispatch } from 'keyed-dispatch';
+import { fromIterable, ExecutorClosedError, keyedDispatch } from 'keyed-dispatch';
 import { lastValueFrom, toArray } from 'rxjs';
 import { ScriptedReceiver } from '../support/scripted-receiver';
 import { type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
@@ -80,7 +80,7 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
       await sleep(300);
       expect(board.started).toBe(startedWhenClosed);
       expect(await within(run, 10_000, 'the output to end')).toEqual({
-        error: expect.any(KeyedExecutorClosedError),
+        error: expect.any(ExecutorClosedError),
       });
     });
   });

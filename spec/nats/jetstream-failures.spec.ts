@@ -55,7 +55,7 @@ describe('fromJetStream with a message whose key selector throws', () => {
       const { stream, prefix, consumer } = await consumerWith(`key_throws_${onFailed}`, -1, 1000, 'not json');
 
       const error = await lastValueFrom(
-        fromJetStream({ consumer, expiresMs: 1000, onFailed }).pipe(
+        fromJetStream({ consumer, maxWaitMs: 1000, onFailed }).pipe(
           keyedDispatch({ key: account, handle: () => [] }),
         ),
       ).catch((err: unknown) => err);
@@ -68,7 +68,7 @@ describe('fromJetStream with a message whose key selector throws', () => {
       expect((error as MessageError).cause).toMatchObject({ name: 'SyntaxError' });
       // Never acknowledged: it comes back once ack_wait (1 s) has passed.
       const again = await firstValueFrom(
-        fromJetStream({ consumer, expiresMs: 1000 }).pipe(
+        fromJetStream({ consumer, maxWaitMs: 1000 }).pipe(
           keyedDispatch({
             key: (m) => m.seq,
             handle: (m) => [{ seq: m.seq, deliveryCount: m.deliveryCount }],
@@ -95,7 +95,7 @@ describe('fromJetStream with a message whose key selector throws', () => {
     const outcomes: string[] = [];
     const receiver = fromJetStream({
       consumer,
-      expiresMs: 1000,
+      maxWaitMs: 1000,
       onSettled: (m, outcome) => outcomes.push(`${m.seq}:${outcome}`),
     });
     const subscription = receiver
@@ -131,7 +131,7 @@ describe('fromJetStream with messages that keep failing', () => {
   it("onFailed 'redeliver': a message that keeps failing is redelivered at once, up to the consumer's max_deliver, while the others go on", async () => {
     const { stream, prefix, consumer } = await consumerWith('poison', 3, 30_000, 'poison', 'first');
     const deliveries: Array<{ data: string; deliveryCount: number }> = [];
-    const subscription = fromJetStream({ consumer, expiresMs: 1000 })
+    const subscription = fromJetStream({ consumer, maxWaitMs: 1000 })
       .pipe(
         keyedDispatch({
           key: (m) => m.subject,

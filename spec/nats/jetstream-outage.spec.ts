@@ -61,7 +61,7 @@ describe('fromJetStream while its server goes away', () => {
     let outputError: unknown;
     const subscription = fromJetStream({
       consumer,
-      expiresMs: 1000,
+      maxWaitMs: 1000,
       onTransportError: (fault) => faults.push(fault),
     })
       .pipe(keyedDispatch({ key: (m) => m.subject, handle: (m) => [handled.push(text.decode(m.data))] }))
@@ -90,7 +90,7 @@ describe('fromJetStream while its server goes away', () => {
     const stats = new DispatchStats();
     const subscription = fromJetStream({
       consumer,
-      expiresMs: 1000,
+      maxWaitMs: 1000,
       maxUnreachableMs: 1000,
       onTransportError: (fault) => faults.push(fault),
     })

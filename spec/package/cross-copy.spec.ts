@@ -94,7 +94,7 @@ const runtime = new esm.DispatchRuntime({
   }],
 });
 await runtime.start();
-await runtime.stopGracefully({ timeout: 5000 });
+await runtime.stopGracefully({ timeoutMs: 5000 });
 result.crossRuntimeValues = runtimeValues.sort();
 console.log(JSON.stringify(result));
 `;

@@ -40,7 +40,7 @@ describe('fromRedisStreams with an entry whose key selector throws', () => {
     async (onFailed) => {
       const stream = await streamOf(`key-throws-${onFailed}`);
       const id = await redis.xadd(stream, '*', 'data', 'not json');
-      const options = { redis, streams: [stream], group: GROUP, consumer: 'c' };
+      const options = { redis, streams: [stream], group: GROUP, consumerName: 'c' };
 
       const error = await lastValueFrom(
         fromRedisStreams({ ...options, onFailed }).pipe(keyedDispatch({ key: account, handle: () => [] })),
@@ -54,7 +54,7 @@ describe('fromRedisStreams with an entry whose key selector throws', () => {
       expect((error as MessageError).cause).toMatchObject({ name: 'SyntaxError' });
       expect(await pendingByConsumer(redis, [stream], GROUP)).toEqual(new Map([['c', 1]]));
       const claimed = await firstValueFrom(
-        fromRedisStreams({ ...options, consumer: 'successor', claimMinIdleMs: 0 }).pipe(
+        fromRedisStreams({ ...options, consumerName: 'successor', claimMinIdleMs: 0 }).pipe(
           keyedDispatch({ key: (m) => m.id, handle: (m) => [{ id: m.id, deliveryCount: m.deliveryCount }] }),
         ),
       );
@@ -74,7 +74,7 @@ describe('fromRedisStreams with an entry whose key selector throws', () => {
       redis,
       streams: [stream],
       group: GROUP,
-      consumer: 'c',
+      consumerName: 'c',
       onSettled: (m, outcome) => outcomes.push(`${m.data}:${outcome}`),
     });
     const subscription = receiver
@@ -118,7 +118,7 @@ describe('fromRedisStreams with entries that keep failing', () => {
       redis,
       streams: [stream],
       group: GROUP,
-      consumer: 'first',
+      consumerName: 'first',
       onSettled: (_m, outcome) => {
         if (outcome === 'failed') failed++;
       },
@@ -136,7 +136,7 @@ describe('fromRedisStreams with entries that keep failing', () => {
       redis,
       streams: [stream],
       group: GROUP,
-      consumer: 'successor',
+      consumerName: 'successor',
       claimMinIdleMs: 100,
       claimIntervalMs: 20,
       onSettled: (m, outcome) => {

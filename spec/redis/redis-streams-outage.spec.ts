@@ -43,7 +43,13 @@ describe('fromRedisStreams while its Redis goes away', () => {
       fault?: string;
       receiver?: string;
       printed?: string;
-    }>(consumerScript, { port: server.port, streams: [stream], group: 'g', consumer: 'c', maxInFlight: 8 });
+    }>(consumerScript, {
+      port: server.port,
+      streams: [stream],
+      group: 'g',
+      consumerName: 'c',
+      maxInFlight: 8,
+    });
     const handled = () => consumer.lines.flatMap((line) => (line.data === undefined ? [] : [line.data]));
     try {
       expect(await within(10_000, () => handled().length === 1)).toBe(true);
@@ -79,8 +85,8 @@ describe('fromRedisStreams while its Redis goes away', () => {
       redis,
       streams: [stream],
       group: 'g',
-      consumer: 'c',
-      blockMs: 100,
+      consumerName: 'c',
+      maxWaitMs: 100,
       maxUnreachableMs: 1000,
       onTransportError: (fault) => faults.push(fault),
     })

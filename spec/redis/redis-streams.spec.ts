@@ -89,7 +89,7 @@ describe('fromRedisStreams', () => {
         redis,
         streams,
         group: GROUP,
-        consumer,
+        consumerName: consumer,
         onSettled: (m, outcome) => {
           expect(outcome).toBe('done');
           settled++;
@@ -143,7 +143,7 @@ describe('fromRedisStreams', () => {
     const doomed = new ChildConsumer<{ id: string; stream: string; key: string }>(consumerScript, {
       streams,
       group: GROUP,
-      consumer: 'doomed',
+      consumerName: 'doomed',
       maxInFlight: window,
     });
     const held = await doomed.waitForLines(window);
@@ -158,7 +158,7 @@ describe('fromRedisStreams', () => {
       redis,
       streams,
       group: GROUP,
-      consumer: 'successor',
+      consumerName: 'successor',
       claimMinIdleMs: 200,
       claimIntervalMs: 50,
       onSettled: () => {
@@ -208,7 +208,7 @@ describe('fromRedisStreams', () => {
         redis,
         streams,
         group: GROUP,
-        consumer: 'c',
+        consumerName: 'c',
         claimMinIdleMs: 100,
         claimIntervalMs: 20,
       };
@@ -253,7 +253,7 @@ describe('fromRedisStreams', () => {
       redis,
       streams,
       group: GROUP,
-      consumer: 'closing',
+      consumerName: 'closing',
       onSettled: (m) => settled.push(m.id),
     });
     const { handled, closed } = await closeWhileRunning(
@@ -287,7 +287,7 @@ describe('fromRedisStreams', () => {
       redis,
       streams: [hotStream, coldStream],
       group: GROUP,
-      consumer: 'hot-key',
+      consumerName: 'hot-key',
     });
     const stats = new DispatchStats();
     const subscription = receiver
@@ -345,7 +345,7 @@ describe('fromRedisStreams', () => {
       redis,
       streams: [stream],
       group: GROUP,
-      consumer: 'describer',
+      consumerName: 'describer',
     });
     session.settle(message, 'done');
     await session.cancel();
@@ -361,7 +361,7 @@ describe('fromRedisStreams', () => {
       redis,
       streams: [stream],
       group: GROUP,
-      consumer: 'dead-letterer',
+      consumerName: 'dead-letterer',
       onFailed: 'redeliver',
     });
     session.settle(message, 'dead-lettered', new Error('poison'));
@@ -379,7 +379,7 @@ describe('fromRedisStreams', () => {
       redis,
       streams: [stream],
       group: GROUP,
-      consumer: 'stopping-intake',
+      consumerName: 'stopping-intake',
     });
     session.stopIntake?.();
     await redis.xadd(stream, '*', 'key', 'k', 'data', 'after the stop');
@@ -403,7 +403,7 @@ describe('fromRedisStreams', () => {
       components: [
         dispatchComponent({
           name: 'slow',
-          source: fromRedisStreams({ redis, streams, group: GROUP, consumer: 'stopping' }),
+          source: fromRedisStreams({ redis, streams, group: GROUP, consumerName: 'stopping' }),
           dispatch: {
             maxInFlight: 8,
             key: (m: RedisStreamMessage) => {
@@ -434,7 +434,7 @@ describe('fromRedisStreams', () => {
       redis,
       streams,
       group: GROUP,
-      consumer: 'after-stop',
+      consumerName: 'after-stop',
       claimMinIdleMs: 0,
       claimIntervalMs: 20,
     });
@@ -461,7 +461,7 @@ describe('fromRedisStreams', () => {
   }, 30_000);
 
   it('rejects invalid options, naming the option, the value and its type, and still takes the earlier onFailed name', () => {
-    const options = { redis, streams: ['s'], group: GROUP, consumer: 'c' };
+    const options = { redis, streams: ['s'], group: GROUP, consumerName: 'c' };
     expect(() => fromRedisStreams({ ...options, onFailed: 'drop' as never })).toThrow(
       "fromRedisStreams: expected `onFailed` to be 'redeliver' or 'ack', got 'drop' (string)",
     );
@@ -474,6 +474,12 @@ describe('fromRedisStreams', () => {
     expect(() => fromRedisStreams({ ...options, onTransportError: 'log' as never })).toThrow(
       "fromRedisStreams: expected `onTransportError` to be a function, got 'log' (string)",
     );
-    expect(() => fromRedisStreams({ ...options, onFailed: 'pending' })).not.toThrow();
+    // 0.x renames without aliases: the earlier name is refused like any unknown value.
+    expect(() => fromRedisStreams({ ...options, onFailed: 'pending' as never })).toThrow(
+      "fromRedisStreams: expected `onFailed` to be 'redeliver' or 'ack', got 'pending' (string)",
+    );
+    expect(() => fromRedisStreams({ ...options, consumer: 'c' } as never)).toThrow(
+      /unknown option `consumer`/,
+    );
   });
 });

@@ -74,7 +74,7 @@ describe('DispatchRuntime lifecycle', () => {
     receiver.push(msg('a', 'a1'), msg('a', 'a2'), msg('b', 'b1'));
     expect(handlers.started).toEqual(['a1', 'b1']);
 
-    const stopped = runtime.stopGracefully({ timeout: 60_000 });
+    const stopped = runtime.stopGracefully({ timeoutMs: 60_000 });
     expect(runtime.state).toBe('stopping');
     expect(receiver.cancelled).toBe(true);
     receiver.push(msg('c', 'c1')); // after intake closed: never delivered
@@ -116,7 +116,7 @@ describe('DispatchRuntime lifecycle', () => {
     const { runtime, executor } = runtimeOf(receiver, handlers);
     runtime.start();
     receiver.push(msg('a', 'a1'), msg('a', 'a2'), msg('b', 'b1'));
-    const stopped = runtime.stopGracefully({ timeout: 5_000 });
+    const stopped = runtime.stopGracefully({ timeoutMs: 5_000 });
     handlers.finish('b1');
     let settledAt = -1;
     void stopped.then(() => (settledAt = Date.now()));
@@ -155,7 +155,7 @@ describe('DispatchRuntime lifecycle', () => {
     const { runtime } = runtimeOf(receiver, handlers);
     runtime.start();
     receiver.push(msg('a', 'a1'));
-    const graceful = runtime.stopGracefully({ timeout: 60_000 });
+    const graceful = runtime.stopGracefully({ timeoutMs: 60_000 });
     const forced = runtime.forceStop();
     expect(forced).toBe(graceful);
     const report = await graceful;
@@ -169,7 +169,7 @@ describe('DispatchRuntime lifecycle', () => {
     const receiver = new ManualReceiver<Msg>(() => new Promise<void>((resolve) => (closed = resolve)));
     const { runtime, executor } = runtimeOf(receiver, new Handlers());
     runtime.start();
-    const stopped = runtime.stopGracefully({ timeout: 1_000 });
+    const stopped = runtime.stopGracefully({ timeoutMs: 1_000 });
     await jest.advanceTimersByTimeAsync(500);
     expect(executor.closed).toBe(false);
     closed();
@@ -183,7 +183,7 @@ describe('DispatchRuntime lifecycle', () => {
     const receiver = new ManualReceiver<Msg>(() => new Promise<void>(() => undefined));
     const { runtime, executor } = runtimeOf(receiver, new Handlers());
     runtime.start();
-    const stopped = runtime.stopGracefully({ timeout: 1_000 });
+    const stopped = runtime.stopGracefully({ timeoutMs: 1_000 });
     await jest.advanceTimersByTimeAsync(1_000);
     const report = await stopped;
     expect(report.outcome).toBe('deadline');
@@ -271,7 +271,7 @@ describe('DispatchRuntime lifecycle', () => {
     const { runtime } = runtimeOf(receiver, new Handlers());
     runtime.start();
     const first = runtime.stopGracefully();
-    const second = runtime.stopGracefully({ timeout: 1 });
+    const second = runtime.stopGracefully({ timeoutMs: 1 });
     expect(second).toBe(first);
     expect(await runtime.stopGracefully()).toBe(await first);
     expect(await runtime.forceStop()).toBe(await first);
@@ -322,7 +322,7 @@ describe('DispatchRuntime lifecycle', () => {
         ],
       }).start();
       receiver.push(msg('k1', '1'));
-      const stopped = runtime.stopGracefully({ timeout: 10_000, quietPeriod });
+      const stopped = runtime.stopGracefully({ timeoutMs: 10_000, quietPeriodMs: quietPeriod });
       await jest.advanceTimersByTimeAsync(10_000);
       const report = await stopped;
       return { handled, report };
@@ -392,7 +392,7 @@ describe('DispatchRuntime lifecycle', () => {
       ],
     }).start();
     receiver.push(msg('bad', 'x1'), msg('ok', 'o1'));
-    const stopped = runtime.stopGracefully({ timeout: 1_000 });
+    const stopped = runtime.stopGracefully({ timeoutMs: 1_000 });
     await jest.advanceTimersByTimeAsync(1_000);
     const report = await stopped;
     expect(report.outcome).toBe('drained');
@@ -416,8 +416,8 @@ describe('DispatchRuntime lifecycle', () => {
       components: [component],
       executor: new KeyedExecutor({ workers: 1 }),
     });
-    expect(() => runtime.stopGracefully({ timeout: -1 })).toThrow(
-      'stopGracefully: expected `timeout` to be an integer from 0 to 2147483647, got -1 (number)',
+    expect(() => runtime.stopGracefully({ timeoutMs: -1 })).toThrow(
+      'stopGracefully: expected `timeoutMs` to be an integer from 0 to 2147483647, got -1 (number)',
     );
     expect(() => runtime.stopGracefully({ drain: 'some' as never })).toThrow(
       "stopGracefully: expected `drain` to be 'all' or 'running', got 'some' (string)",

@@ -75,7 +75,7 @@ describe('DispatchRuntime readiness barrier', () => {
     const runtime = new DispatchRuntime({ components, executor: new KeyedExecutor({ workers: 2 }) }).start();
     await sagaFinished;
     expect(handled).toEqual({ commands: 20, projected: 20, saga: 20 });
-    const report = await runtime.stopGracefully({ timeout: 1000 });
+    const report = await runtime.stopGracefully({ timeoutMs: 1000 });
     expect(report.outcome).toBe('drained');
   });
 

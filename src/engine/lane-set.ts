@@ -1,4 +1,4 @@
-import { KeyedExecutorClosedError } from '../errors';
+import { ExecutorClosedError } from '../errors';
 import { Lane } from './lane';
 import { type LongTurnListener, threadLoop } from './lane-loop';
 
@@ -94,7 +94,7 @@ export class LaneSet {
   }
 
   attach(client: ExecutorClient): void {
-    if (this.closed) throw new KeyedExecutorClosedError('KeyedExecutor');
+    if (this.closed) throw new ExecutorClosedError('KeyedExecutor');
     this.clients.add(client);
   }
 
@@ -119,7 +119,7 @@ export class LaneSet {
   }
 
   /**
-   * Stops every dispatcher still running here with `KeyedExecutorClosedError`; none can start afterwards.
+   * Stops every dispatcher still running here with `ExecutorClosedError`; none can start afterwards.
    * Throws an `AggregateError` of what their sources or handlers threw while stopping, once all stopped.
    */
   close(): void {
@@ -127,6 +127,6 @@ export class LaneSet {
     this.closed = true;
     const clients = [...this.clients];
     this.clients.clear();
-    terminateAll(clients, new KeyedExecutorClosedError('KeyedExecutor'), 'KeyedExecutor');
+    terminateAll(clients, new ExecutorClosedError('KeyedExecutor'), 'KeyedExecutor');
   }
 }

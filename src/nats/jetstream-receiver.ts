@@ -18,8 +18,7 @@ import { type JetStreamMessage, toMessage } from './message';
  * without a `deadLetter` gave up); see `FailedAction`: `'redeliver'` naks it, so it is redelivered at
  * once; `{ redeliverAfterMs }` naks it with that delay; `'ack'` acknowledges it; `'term'` tells the
  * server never to redeliver it. Redelivery stops at the consumer's `max_deliver` (unlimited by
- * default). A `dead-lettered` message is always acknowledged. The earlier names `'nak'` and
- * `{ nakDelayMs }` are still accepted.
+ * default). A `dead-lettered` message is always acknowledged.
  */
 export type JetStreamFailedAction =
   | FailedAction
@@ -27,11 +26,6 @@ export type JetStreamFailedAction =
   | {
       /** Nak with this delay, in ms: redelivered once it has passed. Integer ≥ 0. */
       redeliverAfterMs: number;
-    }
-  | 'nak'
-  | {
-      /** The earlier name of `redeliverAfterMs`. */
-      nakDelayMs: number;
     };
 
 /** Options of `fromJetStream`. Invalid values throw a `TypeError` naming the option. */
@@ -43,10 +37,10 @@ export interface JetStreamOptions extends TransportHealthOptions {
    */
   consumer: JetStreamConsumer;
   /**
-   * How long one fetch waits for its messages before it is renewed. Integer ≥ 1000 ms (the client's
-   * minimum). Default 5000.
+   * How long one wait of the broker for messages (a fetch) lasts before it is renewed. Integer ≥ 1000 ms
+   * (the client's minimum). Default 5000.
    */
-  expiresMs?: number;
+  maxWaitMs?: number;
   /** How long `close()` waits for delivered messages to settle. Integer ≥ 0 ms. Default 30000. */
   closeTimeoutMs?: number;
   /** What a `failed` settlement does: `'redeliver'`, `{ redeliverAfterMs }`, `'ack'` or `'term'`. Default `'redeliver'`. */
@@ -56,7 +50,7 @@ export interface JetStreamOptions extends TransportHealthOptions {
   /**
    * Told each failure the receiver survives and retries, all of them `'fetch'`: a fetch that failed
    * (the consumer or its stream missing, missed heartbeats, no JetStream answering), and a fetch still
-   * without an answer twice `expiresMs` after it began — how a lost server shows, as the client waits
+   * without an answer twice `maxWaitMs` after it began — how a lost server shows, as the client waits
    * for its connection without a word (the connection's own events stay the application's:
    * `nc.status()`). A throw from it is ignored. Default: none (the failures are still counted in
    * `DispatchStats`).
@@ -71,7 +65,7 @@ export interface JetStreamOptions extends TransportHealthOptions {
 
 interface ResolvedOptions {
   consumer: JetStreamConsumer;
-  expiresMs: number;
+  maxWaitMs: number;
   closeTimeoutMs: number;
   fail: (message: JetStreamMessage) => void;
   onSettled: SettledListener<JetStreamMessage> | undefined;
@@ -98,7 +92,7 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
   const owner = 'fromJetStream';
   optionsObject(owner, options, [
     'consumer',
-    'expiresMs',
+    'maxWaitMs',
     'closeTimeoutMs',
     'onFailed',
     'onSettled',
@@ -112,7 +106,7 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
   }
   return {
     consumer: options.consumer,
-    expiresMs: durationOption(owner, 'expiresMs', options.expiresMs, 5000, 1000),
+    maxWaitMs: durationOption(owner, 'maxWaitMs', options.maxWaitMs, 5000, 1000),
     closeTimeoutMs: durationOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
     fail: failedAction(owner, options.onFailed),
     onSettled:
@@ -123,17 +117,16 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
 
 function failedAction(owner: string, action: unknown): (message: JetStreamMessage) => void {
   if (action !== null && typeof action === 'object') {
-    const delay = 'nakDelayMs' in action ? 'nakDelayMs' : 'redeliverAfterMs';
-    const ms = integerOption(owner, `onFailed.${delay}`, (action as Record<string, unknown>)[delay], -1, 0);
+    const ms = integerOption(
+      owner,
+      'onFailed.redeliverAfterMs',
+      (action as Record<string, unknown>).redeliverAfterMs,
+      -1,
+      0,
+    );
     if (ms >= 0) return (m) => m.msg.nak(ms);
   }
-  const name = failedActionOption(
-    owner,
-    action,
-    ['redeliver', 'ack', 'term'],
-    { nak: 'redeliver' },
-    '{ redeliverAfterMs }',
-  );
+  const name = failedActionOption(owner, action, ['redeliver', 'ack', 'term'], '{ redeliverAfterMs }');
   if (name === 'ack') return (m) => m.msg.ack();
   if (name === 'term') return (m) => m.msg.term();
   return (m) => m.msg.nak();
@@ -185,10 +178,10 @@ class JetStreamSession extends PullSession<JetStreamMessage> {
 
   /** One fetch of what is requested (it only grows while a fetch runs), delivered as it comes. */
   private async fetch(): Promise<void> {
-    const { consumer, expiresMs } = this.options;
+    const { consumer, maxWaitMs } = this.options;
     const batch = await consumer.fetch({
       max_messages: Math.min(this.demand, MAX_FETCH),
-      expires: expiresMs,
+      expires: maxWaitMs,
     });
     this.batch = batch;
     // Intake stopped while the fetch was being set up: close it here, as `stopFetching` had none to close.
@@ -208,22 +201,22 @@ class JetStreamSession extends PullSession<JetStreamMessage> {
   }
 
   /**
-   * The server ends a fetch after `expiresMs`. While the connection is down the client holds the fetch
-   * open and says nothing, so a fetch open for twice that long is reported, every `expiresMs` until it ends.
+   * The server ends a fetch after `maxWaitMs`. While the connection is down the client holds the fetch
+   * open and says nothing, so a fetch open for twice that long is reported, every `maxWaitMs` until it ends.
    */
   private watchOverdue(since: number): ReturnType<typeof setInterval> {
-    const { expiresMs } = this.options;
+    const { maxWaitMs } = this.options;
     return setInterval(() => {
       const open = Date.now() - since;
-      if (open < 2 * expiresMs) return;
+      if (open < 2 * maxWaitMs) return;
       this.transportFailed(
         'fetch',
         new Error(
-          `${RECEIVER}: no answer from the server to a fetch for ${open} ms (it ends after \`expiresMs\`, ` +
-            `${expiresMs} ms): the connection is down or the server is unreachable`,
+          `${RECEIVER}: no answer from the server to a fetch for ${open} ms (it ends after \`maxWaitMs\`, ` +
+            `${maxWaitMs} ms): the connection is down or the server is unreachable`,
         ),
       );
-    }, expiresMs);
+    }, maxWaitMs);
   }
 }
 

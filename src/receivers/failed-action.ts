@@ -15,24 +15,18 @@ import { describe } from '../validate';
 export type FailedAction = 'redeliver' | 'ack';
 
 /**
- * Validates an `onFailed` name: one of `names` (the first is the default), or an earlier name still
- * accepted (`earlierNames` maps it to its current one). `otherForm` describes a non-string form the
- * caller has already checked, for the error message.
+ * Validates an `onFailed` name: one of `names` (the first is the default). `otherForm` describes a
+ * non-string form the caller has already checked, for the error message.
  */
 export function failedActionOption<A extends string>(
   owner: string,
   value: unknown,
   names: readonly [A, ...A[]],
-  earlierNames: Readonly<Record<string, A>> = {},
   otherForm?: string,
 ): A {
   if (value === undefined) return names[0];
-  if (typeof value === 'string') {
-    const name =
-      names.find((n) => n === value) ??
-      (Object.hasOwn(earlierNames, value) ? earlierNames[value] : undefined);
-    if (name !== undefined) return name;
-  }
+  const name = names.find((n) => n === value);
+  if (name !== undefined) return name;
   const forms = names.map((n) => `'${n}'`);
   if (otherForm !== undefined) forms.push(otherForm);
   throw new TypeError(

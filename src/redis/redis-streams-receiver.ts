@@ -26,9 +26,12 @@ export interface RedisStreamsOptions extends TransportHealthOptions {
   /** The consumer group. Created on each stream (with `MKSTREAM`, from the first entry) when missing. */
   group: string;
   /** This consumer's name within the group; unique per live consumer, stable across restarts. */
-  consumer: string;
-  /** How long one blocking wait for new entries lasts before claims are checked again. Integer ≥ 1 ms. Default 1000. */
-  blockMs?: number;
+  consumerName: string;
+  /**
+   * How long one wait of the broker for new entries lasts (a blocking read) before claims are checked
+   * again. Integer ≥ 1 ms. Default 1000.
+   */
+  maxWaitMs?: number;
   /**
    * Pending entries idle at least this long (delivered to a consumer that has not acknowledged them:
    * dead, or left pending after a failure) are claimed with `XAUTOCLAIM` and delivered again. Must
@@ -44,10 +47,9 @@ export interface RedisStreamsOptions extends TransportHealthOptions {
    * one without a `deadLetter` gave up); see `FailedAction`: `'redeliver'` leaves the entry pending, to
    * be claimed and delivered again after `claimMinIdleMs` (out of order with its key's later entries,
    * and again each time it fails: Redis has no delivery limit); `'ack'` acknowledges it, so it is never
-   * delivered again. A `dead-lettered` entry is always acknowledged. Default `'redeliver'`; the earlier
-   * name `'pending'` is still accepted.
+   * delivered again. A `dead-lettered` entry is always acknowledged. Default `'redeliver'`.
    */
-  onFailed?: FailedAction | 'pending';
+  onFailed?: FailedAction;
   /** Told each message's outcome, after its acknowledgement has been confirmed when it was acknowledged. */
   onSettled?: SettledListener<RedisStreamMessage>;
   /**
@@ -68,8 +70,8 @@ interface ResolvedOptions {
   redis: Redis;
   streams: readonly string[];
   group: string;
-  consumer: string;
-  blockMs: number;
+  consumerName: string;
+  maxWaitMs: number;
   claimMinIdleMs: number;
   claimIntervalMs: number;
   closeTimeoutMs: number;
@@ -101,8 +103,8 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     'redis',
     'streams',
     'group',
-    'consumer',
-    'blockMs',
+    'consumerName',
+    'maxWaitMs',
     'claimMinIdleMs',
     'claimIntervalMs',
     'closeTimeoutMs',
@@ -134,12 +136,12 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     redis: options.redis as unknown as Redis,
     streams: [...streams],
     group: nameOption(owner, 'group', options.group),
-    consumer: nameOption(owner, 'consumer', options.consumer),
-    blockMs: durationOption(owner, 'blockMs', options.blockMs, 1000, 1),
+    consumerName: nameOption(owner, 'consumerName', options.consumerName),
+    maxWaitMs: durationOption(owner, 'maxWaitMs', options.maxWaitMs, 1000, 1),
     claimMinIdleMs: durationOption(owner, 'claimMinIdleMs', options.claimMinIdleMs, 30_000, 0),
     claimIntervalMs: durationOption(owner, 'claimIntervalMs', options.claimIntervalMs, 5000, 1),
     closeTimeoutMs: durationOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
-    onFailed: failedActionOption(owner, options.onFailed, ['redeliver', 'ack'], { pending: 'redeliver' }),
+    onFailed: failedActionOption(owner, options.onFailed, ['redeliver', 'ack']),
     onSettled:
       options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled),
     health: transportHealthOptions(owner, options),
@@ -386,14 +388,14 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
    * the scan. True once a scan reached its end.
    */
   private async claimIdle(state: StreamState, wholeScan: boolean): Promise<boolean> {
-    const { redis, group, consumer, claimMinIdleMs } = this.options;
+    const { redis, group, consumerName, claimMinIdleMs } = this.options;
     const held = this.heldOf(state.name);
     do {
       if (this.stopped || this.free() <= 0) return false;
       const [cursor, entries] = (await redis.xautoclaim(
         state.name,
         group,
-        consumer,
+        consumerName,
         claimMinIdleMs,
         state.claimCursor,
         'COUNT',
@@ -410,12 +412,12 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
 
   /** Delivery counts of just-claimed entries (`XAUTOCLAIM` does not return them). */
   private async deliveryCounts(stream: string, entries: EntryReply[]): Promise<Map<string, number>> {
-    const { redis, group, consumer } = this.options;
+    const { redis, group, consumerName } = this.options;
     const first = entries[0]![0];
     const last = entries[entries.length - 1]![0];
     // Entries this consumer already holds may lie in the same id range.
     const count = entries.length + this.heldOf(stream).size;
-    const rows = (await redis.xpending(stream, group, first, last, count, consumer)) as Array<
+    const rows = (await redis.xpending(stream, group, first, last, count, consumerName)) as Array<
       [string, string, number, number]
     >;
     return new Map(rows.map(([id, , , times]) => [id, Number(times)]));
@@ -423,7 +425,7 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
 
   /** Reads new entries of the live streams without blocking, up to the free window. True if any came. */
   private async readNew(live: StreamState[]): Promise<boolean> {
-    const { group, consumer } = this.options;
+    const { group, consumerName } = this.options;
     const start = this.nextStream++ % live.length;
     let got = false;
     for (let i = 0; i < live.length && !this.stopped && this.free() > 0; i++) {
@@ -431,7 +433,7 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
       const reply = (await this.reader.xreadgroup(
         'GROUP',
         group,
-        consumer,
+        consumerName,
         'COUNT',
         this.free(),
         'STREAMS',
@@ -453,7 +455,7 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
    * `timeoutMs` passes. It reads nothing for the group: the next `readNew` takes exactly what is free.
    */
   private async waitForEntries(live: StreamState[], timeoutMs: number): Promise<void> {
-    const blockMs = Math.min(this.options.blockMs, timeoutMs);
+    const blockMs = Math.min(this.options.maxWaitMs, timeoutMs);
     const reply = (await this.reader.xread(
       'COUNT',
       1,

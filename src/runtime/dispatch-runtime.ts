@@ -56,13 +56,13 @@ export interface DispatchRuntimeOptions {
 /** Options of `stopGracefully`. */
 export interface GracefulStopOptions {
   /** Deadline of the whole stop, in ms: what has not finished by then is cut and left for redelivery. Integer ≥ 0. Default 30,000. */
-  timeout?: number;
+  timeoutMs?: number;
   /**
    * Intake stays open until no component has taken a message in for this long (ms, bounded by the
    * deadline), so a cyclic pipeline (command → event → saga → command) can settle before intake closes.
    * Integer ≥ 0. Default 0 (close intake at once).
    */
-  quietPeriod?: number;
+  quietPeriodMs?: number;
   /**
    * What is finished once intake is closed: `'all'` runs every admitted message, queued ones included;
    * `'running'` finishes only the handlers already running and leaves queued messages for redelivery.
@@ -210,11 +210,11 @@ export class DispatchRuntime {
    */
   stopGracefully(options: GracefulStopOptions = {}): Promise<StopReport> {
     if (this.stopping !== null) return this.stopping;
-    optionsObject('stopGracefully', options, ['timeout', 'quietPeriod', 'drain'] satisfies Array<
+    optionsObject('stopGracefully', options, ['timeoutMs', 'quietPeriodMs', 'drain'] satisfies Array<
       keyof GracefulStopOptions
     >);
-    const timeout = durationOption('stopGracefully', 'timeout', options.timeout, 30_000, 0);
-    const quietPeriod = durationOption('stopGracefully', 'quietPeriod', options.quietPeriod, 0, 0);
+    const timeout = durationOption('stopGracefully', 'timeoutMs', options.timeoutMs, 30_000, 0);
+    const quietPeriod = durationOption('stopGracefully', 'quietPeriodMs', options.quietPeriodMs, 0, 0);
     const drain = options.drain ?? 'all';
     if (drain !== 'all' && drain !== 'running') {
       throw new TypeError(

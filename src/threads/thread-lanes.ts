@@ -1,6 +1,6 @@
 import { type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
 import { type ExecutorClient, terminateAll } from '../engine/lane-set';
-import { KeyedExecutorClosedError } from '../errors';
+import { ExecutorClosedError } from '../errors';
 import { textOf } from '../internal/text-of';
 import { ThreadCrashLoopError, ThreadExitedError } from './errors';
 import type { ThreadHandler } from './handler';
@@ -106,7 +106,7 @@ export class ThreadLanes {
 
   /** A dispatcher's router starts on these lanes. */
   attach(client: ThreadClient): void {
-    if (this.isClosed) throw new KeyedExecutorClosedError('ThreadExecutor');
+    if (this.isClosed) throw new ExecutorClosedError('ThreadExecutor');
     client.channel = ++this.nextChannel;
     this.clients.set(client.channel, client);
   }
@@ -359,7 +359,7 @@ export class ThreadLanes {
     this.isClosed = true;
     let failure: unknown = null;
     try {
-      terminateAll(this.clients.values(), new KeyedExecutorClosedError('ThreadExecutor'), 'ThreadExecutor');
+      terminateAll(this.clients.values(), new ExecutorClosedError('ThreadExecutor'), 'ThreadExecutor');
     } catch (err) {
       failure = err;
     }
