@@ -6,7 +6,12 @@ import { functionOption, integerOption, MAX_WORKERS, optionsObject } from './val
 
 /** Options of `KeyedExecutor`. */
 export interface KeyedExecutorOptions {
-  /** Lanes (workers) shared by every dispatcher given this executor. Integer from 1 to 1,024. Default: available processors. */
+  /**
+   * How many event-loop lanes (the design's "workers") every dispatcher given this executor shares. They
+   * take turns on the one thread that owns them: more lanes give more keys their own FIFO, not more CPU
+   * (for that, `ThreadExecutor`, whose `workers` are threads). Integer from 1 to 1,024. Default: available
+   * processors.
+   */
   workers?: number;
   /**
    * Told of every synchronous turn on these lanes that runs `longTurnMs` or longer: a handler blocking
@@ -53,7 +58,7 @@ export class KeyedExecutor {
     return shared;
   }
 
-  /** Number of lanes. */
+  /** Number of event-loop lanes. */
   readonly workers: number;
   /** Stops the `onLongTurn` option's watch (null without it). */
   private readonly stopLongTurns: (() => void) | null = null;

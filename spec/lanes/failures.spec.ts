@@ -1,4 +1,4 @@
-import { fromIterable, ExecutorClosedError, keyedDispatch } from 'keyed-dispatch';
+import { ExecutorClosedError, fromIterable, keyedDispatch } from 'keyed-dispatch';
 import { lastValueFrom } from 'rxjs';
 import { type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
 import { HeldBoard, outcomeOf, sharedInts, sleep, waitUntil, within } from './shared-state';

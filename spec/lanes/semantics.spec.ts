@@ -1,5 +1,5 @@
 import { BroadcastChannel } from 'node:worker_threads';
-import { DispatchStats, fromIterable, ExecutorClosedError, keyedDispatch } from 'keyed-dispatch';
+import { DispatchStats, ExecutorClosedError, fromIterable, keyedDispatch } from 'keyed-dispatch';
 import { lastValueFrom, toArray } from 'rxjs';
 import { byKey, type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
 

@@ -1,4 +1,4 @@
-import { fromIterable, ExecutorClosedError, keyedDispatch } from 'keyed-dispatch';
+import { ExecutorClosedError, fromIterable, keyedDispatch } from 'keyed-dispatch';
 import { lastValueFrom, toArray } from 'rxjs';
 import { ScriptedReceiver } from '../support/scripted-receiver';
 import { type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
