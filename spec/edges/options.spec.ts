@@ -179,7 +179,7 @@ describe('option validation', () => {
 
   it('rejects negative `resourceLimits` of a ThreadExecutor, naming the field', () => {
     expect(() => new ThreadExecutor({ resourceLimits: { maxOldGenerationSizeMb: -1 } })).toThrow(
-      'ThreadExecutor: expected `resourceLimits.maxOldGenerationSizeMb` to be a number > 0, got -1 (number)',
+      'ThreadExecutor: expected `resourceLimits.maxOldGenerationSizeMb` to be a number >= 16 (the least a thread safely starts with), got -1 (number)',
     );
   });
 

@@ -1,29 +1,21 @@
 import { availableParallelism } from 'node:os';
-import { describe, integerOption, MAX_WORKERS, optionsObject } from '../validate';
+import { integerOption, MAX_WORKERS, optionsObject } from '../validate';
+import { resourceLimitsOf, type ThreadResourceLimits } from './resource-limits';
 import { attachLanes } from './thread-access';
 import { ThreadLanes } from './thread-lanes';
 import { ThreadRouter } from './thread-router';
 
-/**
- * V8 heap limits of a thread, as `worker_threads` takes them (declared here so that the package's types
- * compile without `@types/node`). Each a number > 0 where given; Node's default otherwise.
- */
-export interface ThreadResourceLimits {
-  /** Largest size of the heap space for recently created objects, in MB. */
-  maxYoungGenerationSizeMb?: number;
-  /** Largest size of the main heap, in MB. */
-  maxOldGenerationSizeMb?: number;
-  /** Size of the range preallocated for generated code, in MB. */
-  codeRangeSizeMb?: number;
-  /** Default stack size of the thread, in MB. */
-  stackSizeMb?: number;
-}
+/** Declared with its validation; exported from here with the executor whose option it is. */
+export type { ThreadResourceLimits } from './resource-limits';
 
 /** Options of `ThreadExecutor`. */
 export interface ThreadExecutorOptions {
   /** Worker threads shared by every dispatcher given this executor. Integer from 1 to 1,024. Default: available processors. */
   workers?: number;
-  /** V8 heap limits of each thread (`worker_threads` `resourceLimits`); a thread that exceeds them dies and is replaced. Default: Node's. */
+  /**
+   * V8 heap limits of each thread (`worker_threads` `resourceLimits`); a thread that exceeds them dies and
+   * is replaced. Limits too small for a thread to start are refused (see each field). Default: Node's.
+   */
   resourceLimits?: ThreadResourceLimits;
   /**
    * Times each thread lane may have its thread replaced within any minute. A death beyond that fails
@@ -139,7 +131,7 @@ export class ThreadExecutor {
 
   /**
    * Closes the executor by cancelling, not draining: dispatchers still running on it error with
-   * `KeyedExecutorClosedError` (their unfinished messages are not settled, so a transport redelivers
+   * `ExecutorClosedError` (their unfinished messages are not settled, so a transport redelivers
    * them; none that had not started starts), the handlers running in the threads are unsubscribed, and
    * the threads are terminated. The promise resolves once every thread has exited. To drain, let your
    * pipelines complete first (await them), then close. No dispatcher can start on a closed executor. The
@@ -150,30 +142,4 @@ export class ThreadExecutor {
       throw new Error('ThreadExecutor.shared cannot be closed; it stops its threads whenever it is idle');
     await threadLanesOf(this).close();
   }
-}
-
-const RESOURCE_LIMITS = [
-  'maxYoungGenerationSizeMb',
-  'maxOldGenerationSizeMb',
-  'codeRangeSizeMb',
-  'stackSizeMb',
-] as const satisfies ReadonlyArray<keyof ThreadResourceLimits>;
-
-/** `resourceLimits` checked field by field: each a number > 0 where given. */
-function resourceLimitsOf(limits: unknown): ThreadResourceLimits | undefined {
-  if (limits === undefined) return undefined;
-  if (limits === null || typeof limits !== 'object') {
-    throw new TypeError(
-      `ThreadExecutor: expected \`resourceLimits\` to be an object, got ${describe(limits)}`,
-    );
-  }
-  for (const field of RESOURCE_LIMITS) {
-    const value = (limits as Record<string, unknown>)[field];
-    if (value !== undefined && !(typeof value === 'number' && value > 0 && Number.isFinite(value))) {
-      throw new TypeError(
-        `ThreadExecutor: expected \`resourceLimits.${field}\` to be a number > 0, got ${describe(value)}`,
-      );
-    }
-  }
-  return limits as ThreadResourceLimits;
 }
