@@ -20,9 +20,14 @@ function answers(): Promise<boolean> {
 /** Starts the local single-node broker unless it already answers (a cold start fetches jars first). */
 export async function ensureBroker(): Promise<void> {
   if (await answers()) return;
-  await new Promise<void>((resolve, reject) => {
-    execFile(SCRIPT, ['start'], { timeout: 240_000 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`kafka.sh start failed: ${err.message}\n${stdout}\n${stderr}`)) : resolve(),
+  await brokerScript('start');
+}
+
+/** Runs `kafka.sh <command>`: `stop` returns once the broker has exited, `start` once it answers again. */
+export function brokerScript(command: 'start' | 'stop'): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    execFile(SCRIPT, [command], { timeout: 240_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`kafka.sh ${command} failed: ${err.message}\n${stdout}\n${stderr}`)) : resolve(),
     );
   });
 }

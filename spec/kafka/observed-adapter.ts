@@ -1,4 +1,11 @@
-import type { KafkaConsumerAdapter, KafkaConsumerListener, TopicPartition } from 'keyed-dispatch/kafka';
+import {
+  type KafkaConsumerAdapter,
+  type KafkaConsumerListener,
+  KafkaReceiver,
+  type KafkaReceiverOptions,
+  type TopicPartition,
+} from 'keyed-dispatch/kafka';
+import type { ClientAdapter } from './adapters';
 
 export type AdapterEvent =
   | { kind: 'pause' | 'resume'; partitions: TopicPartition[] }
@@ -44,6 +51,8 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
         listener.assigned(partitions, mode);
       },
       failed: (error) => listener.failed(error),
+      transportFailed: (operation, error) => listener.transportFailed(operation, error),
+      transportRecovered: () => listener.transportRecovered(),
     });
   }
 
@@ -75,4 +84,15 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
   close(): Promise<void> {
     return this.inner.close();
   }
+}
+
+/** A receiver on `kind`'s adapter, observed: the specs wait on its adapter's events. */
+export function observedReceiver(
+  kind: ClientAdapter,
+  groupId: string,
+  topics: string[],
+  options: KafkaReceiverOptions = {},
+): { adapter: ObservedAdapter; receiver: KafkaReceiver } {
+  const adapter = new ObservedAdapter(kind.adapter(groupId, topics));
+  return { adapter, receiver: new KafkaReceiver(adapter, options) };
 }

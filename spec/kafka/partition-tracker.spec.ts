@@ -1,3 +1,4 @@
+import { encodeFinished } from '../../src/kafka/finished-offsets';
 import { PartitionTracker } from '../../src/kafka/partition-tracker';
 
 /** A tracker that received `offsets` in order. */
@@ -12,7 +13,7 @@ const range = (from: number, to: number) => Array.from({ length: to - from }, (_
 /** The offsets in `[from, to)` a tracker that inherited `offset` and `metadata` skips. */
 function skipped(offset: string, metadata: string | undefined, from: number, to: number): number[] {
   const reader = new PartitionTracker('orders', 0);
-  reader.inherit(offset, metadata ?? null);
+  reader.inherit(offset, metadata ?? null, 4096);
   return range(from, to).filter((o) => reader.skips(String(o)));
 }
 
@@ -54,4 +55,94 @@ describe('PartitionTracker commit metadata', () => {
     expect(point?.offset).toBe('0');
     expect(skipped('0', point?.metadata, 0, 10)).toEqual([1, 2]);
   });
+});
+
+/** The fastest of `tries` runs of `work`, in ms: the least disturbed by whatever else the machine runs. */
+function fastest(work: () => void, tries = 5): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < tries; i++) {
+    const start = performance.now();
+    work();
+    best = Math.min(best, performance.now() - start);
+  }
+  return best;
+}
+
+/**
+ * Asserts that `work(8 * n)` takes about 8 times as long as `work(n)`, not 64 times (quadratic): within
+ * a factor of 3 of linear growth, plus 5 ms for timer noise.
+ */
+function expectLinear(work: (n: number) => void, n: number): void {
+  const small = fastest(() => work(n));
+  const large = fastest(() => work(8 * n), 3);
+  expect(large).toBeLessThan(3 * 8 * small + 5);
+}
+
+/** Metadata recording every other offset above 0 as finished: `runs` runs, the worst case for its size. */
+function scattered(runs: number): string {
+  const list = Array.from({ length: runs }, (_, i) => ({ from: 2 * i + 1, to: 2 * i + 2 }));
+  return encodeFinished(list, Number.MAX_SAFE_INTEGER, '0') as string;
+}
+
+describe('PartitionTracker costs', () => {
+  it('reads commit metadata longer than its bound as nothing finished', () => {
+    const metadata = scattered(10_000);
+    const reader = new PartitionTracker('orders', 0);
+    reader.inherit('0', metadata, metadata.length - 1);
+    expect(range(0, 100).filter((o) => reader.skips(String(o)))).toEqual([]);
+  });
+
+  it("reads a previous owner's metadata back, skipping what it records, in time linear in its runs", () => {
+    // A raised `offset.metadata.max.bytes` lets metadata reach a megabyte: hundreds of thousands of runs.
+    const readBack = (runs: number) => {
+      const metadata = scattered(runs);
+      const tracker = new PartitionTracker('orders', 0);
+      tracker.inherit('0', metadata, metadata.length);
+      const last = 2 * runs;
+      for (let offset = 0; offset <= last; offset++) {
+        const seq = tracker.receive(String(offset));
+        // What it records was skipped; the rest ran, in order here.
+        tracker.skips(String(offset));
+        tracker.finish(seq);
+        if (offset % Math.ceil(last / 8) === 0) tracker.commitPoint(metadata.length);
+      }
+    };
+    expectLinear(readBack, 5_000);
+  });
+
+  it('reads only as many recorded runs for a commit as fit in its metadata', () => {
+    // A previous owner recorded `runs` runs; the committed offset has run again, nothing above it yet.
+    const commitsAfterInheriting = (runs: number) => {
+      const metadata = scattered(runs);
+      const tracker = new PartitionTracker('orders', 0);
+      tracker.inherit('0', metadata, metadata.length);
+      tracker.finish(tracker.receive('0'));
+      return () => {
+        for (let i = 0; i < 200; i++) tracker.commitPoint(4096);
+      };
+    };
+    const small = commitsAfterInheriting(1_000);
+    const large = commitsAfterInheriting(100_000);
+    expect(fastest(large)).toBeLessThan(3 * fastest(small) + 5);
+  });
+
+  it.each([
+    ['failed and waits for redelivery', (tracker: PartitionTracker) => tracker.fail(0)],
+    ['still runs', () => {}],
+  ])(
+    'a message at the head of its partition that %s, with N later messages finishing behind it, costs O(N) over N commits',
+    (_, atHead) => {
+      const finishBehind = (n: number) => {
+        const tracker = new PartitionTracker('orders', 0);
+        tracker.receive('0');
+        atHead(tracker);
+        for (let offset = 1; offset <= n; offset++) {
+          tracker.finish(tracker.receive(String(offset)));
+          tracker.commitPoint(4096);
+        }
+        expect(tracker.position()).toBe('0');
+      };
+      expectLinear(finishBehind, 500);
+    },
+  );
 });

@@ -11,7 +11,7 @@ import { type Deferred, deferred } from '../support/scripted-receiver';
 import { ADAPTERS, type ClientAdapter, platformaticConsumer } from './adapters';
 import { createTopic, kafka, offsets, unique, waitFor } from './broker';
 import { decode, type Event, useEventTopics } from './events';
-import { ObservedAdapter } from './observed-adapter';
+import { observedReceiver } from './observed-adapter';
 
 jest.setTimeout(60_000);
 
@@ -24,8 +24,7 @@ function receiverOf(
   topic: string | string[],
   options: ConstructorParameters<typeof KafkaReceiver>[1] = {},
 ) {
-  const adapter = new ObservedAdapter(kind.adapter(groupId, Array.isArray(topic) ? topic : [topic]));
-  return { adapter, receiver: new KafkaReceiver(adapter, options) };
+  return observedReceiver(kind, groupId, Array.isArray(topic) ? topic : [topic], options);
 }
 
 /** Resolves when `count()` reaches `target`; `check()` is called after every change. */
@@ -537,6 +536,12 @@ describe.each(ADAPTERS)('KafkaReceiver options on $name', (kind) => {
     );
     expect(() => new KafkaReceiver(adapter, { onSettled: 1 as never })).toThrow(
       'KafkaReceiver: expected `onSettled` to be a function, got 1 (number)',
+    );
+    expect(() => new KafkaReceiver(adapter, { onTransportError: 'log' as never })).toThrow(
+      "KafkaReceiver: expected `onTransportError` to be a function, got 'log' (string)",
+    );
+    expect(() => new KafkaReceiver(adapter, { maxUnreachableMs: 0 })).toThrow(
+      'KafkaReceiver: expected `maxUnreachableMs` to be an integer from 1 to 2147483647, got 0 (number)',
     );
   });
 });

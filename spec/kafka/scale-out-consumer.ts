@@ -72,6 +72,8 @@ function counting(adapter: KafkaConsumerAdapter): KafkaConsumerAdapter {
           report();
         },
         failed: (error) => listener.failed(error),
+        transportFailed: (operation, error) => listener.transportFailed(operation, error),
+        transportRecovered: () => listener.transportRecovered(),
       }),
     pause: (partitions) => adapter.pause(partitions),
     resume: (partitions) => adapter.resume(partitions),

@@ -1,3 +1,4 @@
+import type { TransportOperation } from '../transport-fault';
 import type { KafkaRecord } from './message';
 
 /** One partition of a topic. */
@@ -43,6 +44,15 @@ export interface KafkaConsumerListener {
   assigned(partitions: readonly TopicPartition[], mode?: 'all' | 'added'): void;
   /** The client failed and will not recover on its own. */
   failed(error: unknown): void;
+  /**
+   * The client failed and goes on (it retries): a fetch, a commit, a heartbeat, or the connection (the
+   * client restarting after losing the broker). Report every such failure: the receiver counts it, tells
+   * `onTransportError`, and fails once failures have lasted `maxUnreachableMs` with no
+   * `transportRecovered()` in between.
+   */
+  transportFailed(operation: TransportOperation, error: unknown): void;
+  /** An operation of the client succeeded (a fetch, a heartbeat, a join): the broker answers again. */
+  transportRecovered(): void;
 }
 
 /**

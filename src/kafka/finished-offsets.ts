@@ -19,9 +19,6 @@ export interface FinishedRun {
 
 const PREFIX = 'kd2:';
 
-/** Base64 as `Buffer.toString` writes it: anything else is not ours (`Buffer.from` would skip it). */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 /** The start of the metadata written for runs above the committed `offset`. */
 const headerOf = (offset: string): string => `${PREFIX}${offset}:`;
 
@@ -44,10 +41,11 @@ function writeVarint(out: number[], value: number): void {
  * Encodes finished runs above the committed `offset` (sorted, not overlapping, `from` ≥ 1 since the
  * committed offset itself is unfinished) in at most `maxBytes` characters. When they do not all fit,
  * the lowest runs that fit are kept (the rest is handled again after a restart, as without metadata);
- * returns `undefined` when not even one fits, or there are none: a plain commit.
+ * returns `undefined` when not even one fits, or there are none: a plain commit. Reads `runs` only as
+ * far as it fits, so a lazy iterable costs what is written, not what it could yield.
  */
 export function encodeFinished(
-  runs: readonly FinishedRun[],
+  runs: Iterable<FinishedRun>,
   maxBytes: number,
   offset: string,
 ): string | undefined {
@@ -74,18 +72,28 @@ export function encodeFinished(
 
 /**
  * The finished runs that commit metadata records above the committed `offset`, or none when it is
- * absent, written by something else, written for another offset, or malformed (then everything above the
- * committed offset is handled again: at-least-once holds).
+ * absent, longer than `maxBytes` (more than the reader would write itself), written by something else,
+ * written for another offset, or malformed (then everything above the committed offset is handled again:
+ * at-least-once holds). Linear in the metadata's length.
  */
-export function decodeFinished(metadata: string | null | undefined, offset: string): FinishedRun[] {
+export function decodeFinished(
+  metadata: string | null | undefined,
+  offset: string,
+  maxBytes = DEFAULT_METADATA_MAX_BYTES,
+): FinishedRun[] {
   const header = headerOf(offset);
-  if (typeof metadata !== 'string' || !metadata.startsWith(header)) return [];
+  if (typeof metadata !== 'string' || metadata.length > maxBytes || !metadata.startsWith(header)) return [];
   const encoded = metadata.slice(header.length);
-  if (!BASE64.test(encoded)) return [];
-  const values: number[] = [];
+  const bytes = Buffer.from(encoded, 'base64');
+  // Base64 as `Buffer.toString` writes it, nothing else: `Buffer.from` would skip what is not.
+  if (bytes.toString('base64') !== encoded) return [];
+  const runs: FinishedRun[] = [];
+  let end = 0;
+  let gap = -1;
   let value = 0;
   let scale = 1;
-  for (const byte of Buffer.from(encoded, 'base64')) {
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
     value += (byte & 0x7f) * scale;
     // Past 2^53 (or a run of continuation bytes that makes the scale infinite, and the value NaN).
     if (!Number.isSafeInteger(value)) return [];
@@ -93,19 +101,18 @@ export function decodeFinished(metadata: string | null | undefined, offset: stri
       scale *= 0x80;
       continue;
     }
-    values.push(value);
+    if (gap < 0) gap = value;
+    else {
+      const from = end + gap;
+      const to = from + value;
+      if (to <= from || !Number.isSafeInteger(to) || (runs.length === 0 && from < 1)) return [];
+      runs.push({ from, to });
+      end = to;
+      gap = -1;
+    }
     value = 0;
     scale = 1;
   }
-  if (scale !== 1 || values.length % 2 !== 0) return [];
-  const runs: FinishedRun[] = [];
-  let end = 0;
-  for (let i = 0; i < values.length; i += 2) {
-    const from = end + values[i];
-    const to = from + values[i + 1];
-    if (to <= from || !Number.isSafeInteger(to) || (i === 0 && from < 1)) return [];
-    runs.push({ from, to });
-    end = to;
-  }
+  if (scale !== 1 || gap >= 0) return [];
   return runs;
 }

@@ -40,5 +40,5 @@ export function fromKafka(options: FromKafkaOptions): KafkaReceiver {
     'admin',
   ] satisfies Array<keyof FromKafkaOptions>);
   const { consumer, topics, fromBeginning, admin, ...tuning } = options;
-  return new KafkaReceiver(kafkajsAdapter(consumer, { topics, fromBeginning, admin }), tuning);
+  return new KafkaReceiver(kafkajsAdapter(consumer, { topics, fromBeginning, admin }), tuning, 'fromKafka()');
 }

@@ -44,5 +44,9 @@ export function fromPlatformaticKafka(options: FromPlatformaticKafkaOptions): Ka
     'maxWaitMs',
   ] satisfies Array<keyof FromPlatformaticKafkaOptions>);
   const { consumer, topics, fromBeginning, maxWaitMs, ...tuning } = options;
-  return new KafkaReceiver(platformaticAdapter(consumer, { topics, fromBeginning, maxWaitMs }), tuning);
+  return new KafkaReceiver(
+    platformaticAdapter(consumer, { topics, fromBeginning, maxWaitMs }),
+    tuning,
+    'fromPlatformaticKafka()',
+  );
 }

@@ -2,6 +2,7 @@
 export type { ReceiverSession, ReceiverSink, SettledListener, Settlement } from '../receiver';
 export { openReceiver, Receiver } from '../receiver';
 export type { FailedAction } from '../receivers/failed-action';
+export type { TransportFault, TransportHealthOptions, TransportOperation } from '../transport-fault';
 export type {
   CommittedOffset,
   KafkaConsumerAdapter,

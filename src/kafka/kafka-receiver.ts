@@ -9,6 +9,14 @@ import {
 } from '../receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
 import { NOTHING, PullSession } from '../receivers/pull-session';
+import {
+  type ResolvedTransportHealth,
+  TRANSPORT_HEALTH_OPTIONS,
+  type TransportFault,
+  type TransportHealthOptions,
+  type TransportOperation,
+  transportHealthOptions,
+} from '../transport-fault';
 import { durationOption, functionOption, integerOption, optionsObject } from '../validate';
 import type {
   CommittedOffset,
@@ -29,7 +37,7 @@ import { PartitionTracker } from './partition-tracker';
 const MIN_COMMIT_GAP_MS = 10;
 
 /** Tuning of a `KafkaReceiver`. Invalid values throw a `TypeError` naming the option. */
-export interface KafkaReceiverOptions {
+export interface KafkaReceiverOptions extends TransportHealthOptions {
   /**
    * Finished positions are committed at most this long after a message finishes, in ms. Integer ≥ 1.
    * Default 1000. Whatever finished since the last commit is handled again after a crash.
@@ -49,6 +57,8 @@ export interface KafkaReceiverOptions {
    * Integer ≥ 0; 0 commits plain offsets. Default 4096, the broker's default
    * `offset.metadata.max.bytes` (lower it to the broker's setting when that is lower: a commit with
    * longer metadata fails). When the finished offsets do not fit, the lowest ones that fit are recorded.
+   * Metadata read back on assignment that is longer than this counts as recording nothing (its
+   * partition's messages above the committed offset are all handled again).
    */
   commitMetadataMaxBytes?: number;
   /**
@@ -66,14 +76,31 @@ export interface KafkaReceiverOptions {
    */
   prefetch?: number;
   /**
-   * What a `failed` settlement does (see `FailedAction`): `'redeliver'` never counts the message as
-   * finished, so commits stop below it and it is delivered again after a rebalance or restart; `'ack'`
-   * counts it as finished (the failure policy has dealt with it, e.g. dead-lettered it), so commits go
-   * past it. Default `'redeliver'`.
+   * What a `failed` settlement does — a handler failed and nothing dealt with it (no failure policy, or
+   * one without a `deadLetter` gave up); see `FailedAction`. Kafka cannot deliver one record again, so
+   * `'redeliver'` never counts the message as finished: commits stop below it for the rest of the
+   * assignment, and the partition is replayed from it (it and everything after it) on the next restart
+   * or rebalance; `'ack'` counts it as finished, so commits go past it and it is never delivered again.
+   * A `dead-lettered` message (the failure policy's `deadLetter` took it) always counts as finished.
+   * Default `'redeliver'`.
    */
   onFailed?: FailedAction;
   /** Told each message's outcome once it is recorded for the next commit. */
   onSettled?: SettledListener<KafkaMessage>;
+  /**
+   * Told each failure the receiver survives and retries: a failed commit, or read of the committed
+   * offsets (`'commit'`); a failed fetch (`'fetch'`); a failed group heartbeat (`'heartbeat'`); the
+   * client losing the broker and restarting (`'connection'`). What each client reports is in the Kafka
+   * guide. A throw from it is ignored. Default: none (the failures are still counted in
+   * `DispatchStats`).
+   */
+  onTransportError?: (fault: TransportFault) => void;
+  /**
+   * How long the broker may keep failing, with no fetch, commit or heartbeat succeeding in between,
+   * before the receiver gives up and errors the output with a `TransportUnreachableError`. Integer ≥ 1
+   * ms. Default 60,000.
+   */
+  maxUnreachableMs?: number;
 }
 
 interface ResolvedOptions {
@@ -85,6 +112,7 @@ interface ResolvedOptions {
   prefetch: number;
   onFailed: FailedAction;
   onSettled: SettledListener<KafkaMessage> | undefined;
+  health: ResolvedTransportHealth;
 }
 
 /** Every option of `KafkaReceiver`; any other key is refused. */
@@ -97,6 +125,7 @@ export const KAFKA_RECEIVER_OPTIONS = [
   'prefetch',
   'onFailed',
   'onSettled',
+  ...TRANSPORT_HEALTH_OPTIONS,
 ] as const satisfies ReadonlyArray<keyof KafkaReceiverOptions>;
 
 function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
@@ -125,6 +154,7 @@ function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
       options.onSettled === undefined
         ? undefined
         : functionOption('KafkaReceiver', 'onSettled', options.onSettled),
+    health: transportHealthOptions('KafkaReceiver', options),
   };
 }
 
@@ -143,11 +173,13 @@ export class KafkaReceiver extends Receiver<KafkaMessage> {
   /** `close()` before any subscription: the consumer leaves without having joined. */
   private closedUnopened: Promise<void> | null = null;
 
+  /** `name`: how errors and transport faults name this receiver (`fromKafka()`); `KafkaReceiver` by default. */
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
     options: KafkaReceiverOptions = {},
+    private readonly name = 'KafkaReceiver',
   ) {
-    super();
+    super(name);
     this.options = resolveOptions(options);
   }
 
@@ -160,7 +192,7 @@ export class KafkaReceiver extends Receiver<KafkaMessage> {
       queueMicrotask(() => sink.error(error));
       return { request() {}, settle() {}, cancel() {} };
     }
-    this.session = new KafkaSession(this.adapter, sink, this.options);
+    this.session = new KafkaSession(this.adapter, sink, this.options, this.name);
     this.session.start();
     return this.session;
   }
@@ -208,13 +240,16 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private lastCommitAt = Number.NEGATIVE_INFINITY;
   /** A count-triggered commit waiting out `MIN_COMMIT_GAP_MS`. */
   private gapTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The consumer is closing: its last commit is under way, and no other starts. */
+  private closingConsumer = false;
 
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
     sink: ReceiverSink<KafkaMessage>,
     private readonly options: ResolvedOptions,
+    receiver: string,
   ) {
-    super(sink, options.onSettled);
+    super(sink, options.onSettled, { ...options.health, receiver });
   }
 
   start(): void {
@@ -276,10 +311,15 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     }
   }
 
+  /** Where a message came from, for errors about it: `topic 'orders' partition 3 offset 1234`. */
+  describe(message: KafkaMessage): string {
+    return `topic '${message.topic}' partition ${message.partition} offset ${message.offset}`;
+  }
+
   protected override acknowledge(message: KafkaMessage, outcome: Settlement): void {
     const m = message as TrackedKafkaMessage;
     // A message not finished holds the partition's commit below it until it is redelivered.
-    if (outcome === 'done' || this.options.onFailed === 'ack') {
+    if (outcome !== 'failed' || this.options.onFailed === 'ack') {
       m.tracker.finish(m.seq);
       this.countFinished();
     } else m.tracker.fail(m.seq);
@@ -293,25 +333,28 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     return discarded;
   }
 
+  /**
+   * Stops delivering and fetching; the consumer stays in its group and goes on committing what settles
+   * (a graceful stop drains then closes). The messages delivered stay in the dispatcher: a graceful
+   * close takes back the queued ones itself, a drain runs them.
+   */
   protected override stopFetching(): void {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
-    if (this.gapTimer !== null) clearTimeout(this.gapTimer);
-    this.gapTimer = null;
     const trackers = [...this.live.values()];
     for (const tracker of trackers) {
       tracker.revoked = true;
       tracker.buffer.clear();
-      this.draining.add(tracker);
     }
-    this.live.clear();
     this.ready.clear();
     if (trackers.length > 0) this.adapter.pause(trackers);
-    this.discard(isRevoked);
   }
 
   /** Commits what finished (after a graceful close, everything that settled) and leaves the group. */
   protected override async close(): Promise<void> {
+    this.closingConsumer = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    if (this.gapTimer !== null) clearTimeout(this.gapTimer);
+    this.gapTimer = null;
     // The last commit fails while the group rebalances (say, another member leaves at the same moment);
     // it is tried again for a little while, so finished work is not handled twice by the next owner.
     for (let attempt = 1; !(await this.commitAll()) && attempt < FINAL_COMMIT_ATTEMPTS; attempt++) {
@@ -373,7 +416,12 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   assigned(partitions: readonly TopicPartition[], mode: 'all' | 'added' = 'all'): void {
     // Eager rebalancing: whatever was tracked before is gone; fetching restarts at committed offsets.
     if (mode === 'all') void this.revokeAll();
-    if (this.stopped || partitions.length === 0) return;
+    if (partitions.length === 0) return;
+    if (this.stopped) {
+      // Not fetched: nothing more is delivered, and they are someone else's after this member leaves.
+      this.adapter.pause(partitions);
+      return;
+    }
     const trackers = partitions.map(({ topic, partition }) => {
       const tracker = new PartitionTracker(topic, partition);
       this.live.set(`${topic}:${partition}`, tracker);
@@ -393,8 +441,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     let found: CommittedOffset[] = [];
     try {
       found = await this.adapter.committed(trackers);
-    } catch {
+      this.transportRecovered();
+    } catch (error) {
       // At-least-once still holds: everything above the committed offset is handled again.
+      this.transportFailed('commit', error);
     }
     const byId = new Map(found.map((c) => [`${c.topic}:${c.partition}`, c]));
     for (const tracker of trackers) {
@@ -403,13 +453,25 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       tracker.pending = [];
       if (tracker.revoked || this.stopped) continue;
       const committed = byId.get(`${tracker.topic}:${tracker.partition}`);
-      if (committed !== undefined) tracker.inherit(committed.offset, committed.metadata);
+      if (committed !== undefined) {
+        tracker.inherit(committed.offset, committed.metadata, this.options.commitMetadataMaxBytes);
+      }
       for (const records of pending) this.admit(tracker, records);
     }
   }
 
   failed(error: unknown): void {
     this.fail(error);
+  }
+
+  /** The adapter survived a failure of the client and retries (see `PullSession`). */
+  override transportFailed(operation: TransportOperation, error: unknown): void {
+    super.transportFailed(operation, error);
+  }
+
+  /** An operation of the client succeeded again. */
+  override transportRecovered(): void {
+    super.transportRecovered();
   }
 
   /** Revokes every tracked partition. */
@@ -429,7 +491,9 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       tracker.revoked = true;
       tracker.buffer.clear();
     }
-    this.discard(isRevoked);
+    // Queued (never started) messages of these partitions are left to their next owner; those of
+    // partitions stopped for a drain still run.
+    this.discard((m) => revoked.includes((m as TrackedKafkaMessage).tracker));
     for (const tracker of revoked) this.draining.add(tracker);
     return this.commitWhenIdle(revoked, this.options.revokeTimeoutMs);
   }
@@ -457,7 +521,9 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     let found: CommittedOffset[];
     try {
       found = await this.adapter.committed(trackers);
-    } catch {
+      this.transportRecovered();
+    } catch (error) {
+      this.transportFailed('commit', error);
       return []; // Unknown: committed as before (at worst some finished work is handled again).
     }
     const groupAt = new Map(found.map((c) => [`${c.topic}:${c.partition}`, c.offset]));
@@ -476,10 +542,11 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
 
   /**
    * Commits now, or once `MIN_COMMIT_GAP_MS` has passed since the last commit started, unless another
-   * commit took the count meanwhile. Not once stopping: a revoke or close commits on its own.
+   * commit took the count meanwhile. Also while a drain runs after intake stopped; not once the consumer
+   * closes, which commits on its own.
    */
   private commitAfterGap(): void {
-    if (this.stopped || this.finishedSinceCommit < this.options.commitEveryMessages) return;
+    if (this.closingConsumer || this.finishedSinceCommit < this.options.commitEveryMessages) return;
     const wait = this.lastCommitAt + MIN_COMMIT_GAP_MS - performance.now();
     if (wait <= 0) {
       void this.commitAll();
@@ -540,9 +607,11 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     try {
       this.lastCommitAt = performance.now();
       await this.adapter.commit(offsets);
-    } catch {
-      // Not committed (e.g. the group is rebalancing): the position stays and is committed next time,
-      // or its messages are delivered again — at-least-once either way.
+      this.transportRecovered();
+    } catch (error) {
+      // Not committed (e.g. the group is rebalancing, or the broker is gone): the position stays and is
+      // committed next time, or its messages are delivered again — at-least-once either way.
+      this.transportFailed('commit', error);
       return false;
     }
     offsets.forEach((o, i) => {
@@ -555,6 +624,3 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     return true;
   }
 }
-
-/** Queued messages of revoked (or closing) partitions: never started, so left for redelivery. */
-const isRevoked = (m: KafkaMessage): boolean => (m as TrackedKafkaMessage).tracker.revoked;

@@ -39,6 +39,10 @@ export interface KafkaJsConsumer {
     REBALANCING: string;
     /** The consumer crashed; kafkajs says whether it restarts. */
     CRASH: string;
+    /** A fetch returned. */
+    FETCH: string;
+    /** A heartbeat was answered. */
+    HEARTBEAT: string;
   };
 }
 
@@ -105,6 +109,10 @@ export interface KafkaJsAdapterOptions {
  * and has no revocation callback: its REBALANCING event (emitted before it rejoins) stands for "all
  * partitions are being revoked", GROUP_JOIN carries the new assignment. Offsets are never committed by
  * kafkajs itself (`autoCommit: false`); fetched batches are resolved at once so fetching moves on.
+ *
+ * kafkajs retries failed requests itself, without telling; once its retries give up it crashes and, for
+ * a retriable error (the broker gone), restarts the consumer: each such CRASH is reported as a
+ * `'connection'` failure, and each FETCH, HEARTBEAT and GROUP_JOIN as the broker answering again.
  */
 export function kafkajsAdapter(
   consumer: KafkaJsConsumer,
@@ -124,8 +132,21 @@ export function kafkajsAdapter(
     }
     return [...byTopic].map(([topic, list]) => ({ topic, partitions: list }));
   };
-  /** `run` has been called: the consumer group exists, so pause/resume are allowed. */
+  /**
+   * The consumer group exists, so pause/resume are allowed: from `run` on, except between a crash and
+   * the restart's join (kafkajs drops its consumer group when it crashes).
+   */
   let started = false;
+  /**
+   * `close()` was called. A consumer that crashed restarts on a timer kafkajs sets just after reporting
+   * the crash, and a restart under way when it is disconnected goes on: either would bring it back into
+   * the group after it left, so it is disconnected again whenever it comes back.
+   */
+  let closed = false;
+  const leaveAgain = () =>
+    setTimeout(() => {
+      consumer.disconnect().catch(() => undefined);
+    });
   /** The group, learnt when it is joined (a kafkajs consumer does not expose it otherwise). */
   let groupId: string | null = null;
   const admin = options.admin;
@@ -135,6 +156,12 @@ export function kafkajsAdapter(
       consumer.on(
         consumer.events.GROUP_JOIN,
         (event: { payload: { groupId: string; memberAssignment: Record<string, number[]> } }) => {
+          if (closed) {
+            leaveAgain();
+            return;
+          }
+          started = true;
+          listener.transportRecovered();
           groupId = event.payload.groupId;
           const assigned: TopicPartition[] = [];
           for (const [topic, partitions] of Object.entries(event.payload.memberAssignment)) {
@@ -144,8 +171,19 @@ export function kafkajsAdapter(
         },
       );
       consumer.on(consumer.events.CRASH, (event: { payload: { error: unknown; restart: boolean } }) => {
-        if (!event.payload.restart) listener.failed(event.payload.error);
+        if (closed) {
+          if (event.payload.restart) leaveAgain();
+          return;
+        }
+        if (!event.payload.restart) {
+          listener.failed(event.payload.error);
+          return;
+        }
+        started = false;
+        listener.transportFailed('connection', event.payload.error);
       });
+      consumer.on(consumer.events.FETCH, () => listener.transportRecovered());
+      consumer.on(consumer.events.HEARTBEAT, () => listener.transportRecovered());
       await admin?.connect();
       await consumer.connect();
       await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
@@ -197,6 +235,7 @@ export function kafkajsAdapter(
       });
     },
     async close() {
+      closed = true;
       try {
         await consumer.disconnect();
       } finally {

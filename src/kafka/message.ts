@@ -8,7 +8,10 @@ export interface KafkaMessage {
   readonly partition: number;
   /** The record's offset (a 64-bit integer, as a decimal string). */
   readonly offset: string;
-  /** The record's key (`null` when it has none); `kafkaKey` reads it as text. */
+  /**
+   * The record's key (`null` when it has none; on @platformatic/kafka, whose client reads a missing key
+   * as an empty one, also when it is empty); `kafkaKey` reads it as text.
+   */
   readonly key: Buffer | null;
   /** The record's payload (`null` for a tombstone). */
   readonly value: Buffer | null;
@@ -65,7 +68,9 @@ export class TrackedKafkaMessage implements KafkaMessage {
 
 /**
  * The message's key as a UTF-8 string: a ready `key` for `keyedDispatch`. Throws a `TypeError` for a
- * record without a key (it has no aggregate to be ordered within), which errors the dispatch.
+ * record without a key (it has no aggregate to be ordered within): the record is that message's failure
+ * — its failure policy's dead letter gets it, or, without one, it is left for redelivery and the output
+ * errors.
  */
 export function kafkaKey(message: KafkaMessage): string {
   if (message.key === null) {

@@ -6,37 +6,59 @@ import type { KafkaRecord, TrackedKafkaMessage } from './message';
 /** Finished entries kept before the tracker's arrays are compacted. */
 const COMPACT_AT = 4096;
 
+/** `links` value of a received message that has not finished. */
+const UNFINISHED = -1;
+
 /**
  * One partition during one assignment: the fetched messages not yet delivered, and every received
- * message's offset in order with whether it has finished, so the commit position is the highest
- * contiguous finished offset + 1 even though messages of different keys finish out of order. The
+ * message from the first unfinished one on with whether it has finished, so the commit position is the
+ * highest contiguous finished offset + 1 even though messages of different keys finish out of order. The
  * offsets that finished above it go into the commit's metadata, and the ones a previous owner recorded
  * there are skipped when fetched.
+ *
+ * Every operation costs O(1) amortized per message, and a commit costs what it writes: finished messages
+ * are kept as maximal runs (each run's first and last entries link to each other), so a commit steps
+ * from run to run, and nothing above a message left for redelivery is kept at all (no commit can reach
+ * past it in this assignment). Offsets are numbers counted from the first one seen, so no offset needs a
+ * BigInt of its own.
  */
 export class PartitionTracker implements TopicPartition {
   /** Fetched and not yet delivered (no demand yet), in offset order. */
   readonly buffer = new RingQueue<TrackedKafkaMessage>();
-  /** Offsets of received messages from the first unfinished one on, in order. */
-  private offsets: string[] = [];
-  /** Whether each entry of `offsets` has finished. */
-  private finished: boolean[] = [];
-  /** Index in `offsets` of the first unfinished message. */
-  private head = 0;
-  /** Sequence number of `offsets[0]`: messages are numbered as they are received. */
-  private base = 0;
-  /** Offset of the last message of the finished contiguous prefix; null while none has finished. */
-  private lastFinished: string | null = null;
-  /** The offset of the last received message; null before the first. */
-  private lastReceived: string | null = null;
-  /** Sequence number of the highest finished message; -1 while none has. */
-  private highestFinished = -1;
+  /** The first offset seen (committed or received): every other offset is counted from it. */
+  private origin: bigint | null = null;
+  /** `origin` as a number, NaN when it is not a safe integer (then offsets take the BigInt path). */
+  private originNumber = Number.NaN;
+  /** Offset (counted from `origin`) of each received message, from sequence number `base` on. */
+  private deltas: number[] = [];
   /**
-   * Offset of the lowest message that failed and waits for redelivery; null while none has. The
-   * metadata records nothing finished above it (see `fail`).
+   * Per received message from `base` on: `UNFINISHED`, or, once finished, at the first entry of a run of
+   * finished messages the sequence number of its last, and at the last the sequence number of its first.
    */
-  private lowestFailed: bigint | null = null;
-  /** Offsets a previous owner recorded as finished, not yet passed by fetching: [from, to), in order. */
-  private inherited: Array<{ from: bigint; to: bigint }> = [];
+  private links: number[] = [];
+  /** Sequence number of `deltas[0]`: messages are numbered as they are received. */
+  private base = 0;
+  /** Sequence number of the first unfinished message (or the next one to be received). */
+  private head = 0;
+  /** Messages received so far: the next one's sequence number. */
+  private received = 0;
+  /** Offset of the last message of the finished contiguous prefix; null while it is empty. */
+  private lastFinished: number | null = null;
+  /** Offset of the last received message; null before the first. */
+  private lastReceived: number | null = null;
+  /** Sequence number of the highest finished message kept; -1 while none has. */
+  private highestFinished = -1;
+  /** Some message has finished (or been skipped as finished): there is a position to commit. */
+  private anyFinished = false;
+  /**
+   * Sequence number and offset of the lowest message that failed and waits for redelivery (Infinity
+   * while none has): nothing at or above it is kept, and the metadata stops below it (see `fail`).
+   */
+  private failedSeq = Number.POSITIVE_INFINITY;
+  private failedAt = Number.POSITIVE_INFINITY;
+  /** Runs a previous owner recorded as finished, counted from `origin`, in order; `[0, nextInherited)` passed. */
+  private inherited: FinishedRun[] = [];
+  private nextInherited = 0;
   /**
    * Waiting for the partition's commit metadata (what to skip): fetched batches wait in `pending` and
    * nothing is delivered meanwhile.
@@ -67,45 +89,62 @@ export class PartitionTracker implements TopicPartition {
 
   /** Registers a fetched message; returns its sequence number in this tracker. */
   receive(offset: string): number {
-    this.lastReceived = offset;
-    this.offsets.push(offset);
-    this.finished.push(false);
-    return this.base + this.offsets.length - 1;
+    const at = this.deltaOf(offset);
+    this.lastReceived = at;
+    const seq = this.received++;
+    if (seq < this.failedSeq) {
+      this.deltas.push(at);
+      this.links.push(UNFINISHED);
+    }
+    return seq;
   }
 
-  /** Takes in the previous owner's commit (read back on assignment): its finished offsets are skipped. */
-  inherit(offset: string | null, metadata: string | null): void {
+  /**
+   * Takes in the previous owner's commit (read back on assignment): its finished offsets are skipped.
+   * Metadata longer than `metadataMaxBytes` counts as none (see `decodeFinished`).
+   */
+  inherit(offset: string | null, metadata: string | null, metadataMaxBytes: number): void {
     if (offset === null) return;
-    const base = BigInt(offset);
-    this.inherited = decodeFinished(metadata, offset).map(({ from, to }) => ({
-      from: base + BigInt(from),
-      to: base + BigInt(to),
-    }));
+    const committed = this.deltaOf(offset);
+    this.inherited = decodeFinished(metadata, offset, metadataMaxBytes);
+    for (const run of this.inherited) {
+      run.from += committed;
+      run.to += committed;
+    }
+    this.nextInherited = 0;
   }
 
   /** Whether the record at `offset` already finished under a previous owner. Offsets come in order. */
   skips(offset: string): boolean {
-    if (this.inherited.length === 0) return false;
-    const at = BigInt(offset);
-    while (this.inherited.length > 0 && this.inherited[0].to <= at) this.inherited.shift();
-    return this.inherited.length > 0 && this.inherited[0].from <= at;
+    const inherited = this.inherited;
+    if (this.nextInherited >= inherited.length) return false;
+    const at = this.deltaOf(offset);
+    while (this.nextInherited < inherited.length && inherited[this.nextInherited].to <= at)
+      this.nextInherited++;
+    return this.nextInherited < inherited.length && inherited[this.nextInherited].from <= at;
   }
 
-  /** Marks the message numbered `seq` finished and advances the contiguous prefix. */
+  /** Marks the message numbered `seq` finished, joining it to the runs beside it. */
   finish(seq: number): void {
+    this.anyFinished = true;
+    const i = seq - this.base;
+    const links = this.links;
+    // Above a failed message (not kept), or finished already.
+    if (i < 0 || i >= links.length || links[i] !== UNFINISHED) return;
     if (seq > this.highestFinished) this.highestFinished = seq;
-    this.finished[seq - this.base] = true;
-    const finished = this.finished;
-    let head = this.head;
-    while (head < finished.length && finished[head]) head++;
-    if (head === this.head) return;
-    this.lastFinished = this.offsets[head - 1];
-    this.head = head;
-    if (head >= COMPACT_AT && head * 2 >= finished.length) {
-      this.offsets = this.offsets.slice(head);
-      this.finished = finished.slice(head);
-      this.base += head;
-      this.head = 0;
+    links[i] = seq;
+    const first = i > 0 && links[i - 1] !== UNFINISHED ? links[i - 1] : seq;
+    const last = i + 1 < links.length && links[i + 1] !== UNFINISHED ? links[i + 1] : seq;
+    links[first - this.base] = last;
+    links[last - this.base] = first;
+    if (seq !== this.head) return;
+    this.head = last + 1;
+    this.lastFinished = this.deltas[last - this.base];
+    const done = this.head - this.base;
+    if (done >= COMPACT_AT && done * 2 >= links.length) {
+      this.deltas = this.deltas.slice(done);
+      this.links = links.slice(done);
+      this.base = this.head;
     }
   }
 
@@ -113,17 +152,22 @@ export class PartitionTracker implements TopicPartition {
    * The message numbered `seq` failed and is left for redelivery: it stays unfinished, and the commit
    * metadata stops below it. Its key's later messages may finish meanwhile; a next owner that skipped
    * them would run the failed one after them. Without knowing keys, everything above it is handled again
-   * after a restart or a rebalance, as with a plain commit.
+   * after a restart or a rebalance, as with a plain commit — so nothing above it needs keeping.
    */
   fail(seq: number): void {
-    const offset = BigInt(this.offsets[seq - this.base]);
-    if (this.lowestFailed === null || offset < this.lowestFailed) this.lowestFailed = offset;
+    const i = seq - this.base;
+    if (seq >= this.failedSeq || i < 0 || i >= this.deltas.length) return;
+    this.failedSeq = seq;
+    this.failedAt = this.deltas[i];
+    this.deltas.length = i + 1;
+    this.links.length = i + 1;
+    if (this.highestFinished > seq) this.highestFinished = seq - 1;
   }
 
   /** The position to commit (the first unfinished offset), or null when nothing has finished. */
   position(): string | null {
-    if (this.lastFinished !== null) return (BigInt(this.lastFinished) + 1n).toString();
-    return this.highestFinished >= 0 ? this.offsets[this.head] : null;
+    const at = this.positionDelta();
+    return at === null ? null : this.offsetText(at);
   }
 
   /**
@@ -131,55 +175,16 @@ export class PartitionTracker implements TopicPartition {
    * `metadataMaxBytes`; none when 0), or null when nothing has finished.
    */
   commitPoint(metadataMaxBytes: number): TopicPartitionOffset | null {
-    const offset = this.position();
-    if (offset === null) return null;
+    const at = this.positionDelta();
+    if (at === null) return null;
+    const offset = this.offsetText(at);
     const point: TopicPartitionOffset = { topic: this.topic, partition: this.partition, offset };
     if (metadataMaxBytes > 0) {
-      const metadata = encodeFinished(this.finishedAbove(BigInt(offset)), metadataMaxBytes, offset);
+      const runs = below(this.finishedRuns(at), this.failedAt - at);
+      const metadata = encodeFinished(runs, metadataMaxBytes, offset);
       if (metadata !== undefined) point.metadata = metadata;
     }
     return point;
-  }
-
-  /** Runs of finished offsets above `position`, counted from it, below the lowest failed message. */
-  private finishedAbove(position: bigint): FinishedRun[] {
-    const runs = this.finishedRuns(position);
-    if (this.lowestFailed === null) return runs;
-    const limit = Number(this.lowestFailed - position);
-    const kept: FinishedRun[] = [];
-    for (const run of runs) {
-      if (run.from >= limit) break;
-      kept.push(run.to <= limit ? run : { from: run.from, to: limit });
-    }
-    return kept;
-  }
-
-  /** Runs of finished offsets above `position`, counted from it: received ones, then inherited ones. */
-  private finishedRuns(position: bigint): FinishedRun[] {
-    const runs: FinishedRun[] = [];
-    let run: FinishedRun | null = null;
-    const last = Math.min(this.highestFinished - this.base, this.offsets.length - 1);
-    for (let i = this.head; i <= last; i++) {
-      if (!this.finished[i]) {
-        run = null;
-        continue;
-      }
-      const at = Number(BigInt(this.offsets[i]) - position);
-      // Consecutive received messages with none unfinished between: offsets between them do not exist.
-      if (run === null) runs.push((run = { from: at, to: at + 1 }));
-      else run.to = at + 1;
-    }
-    const received = this.lastReceived === null ? position : BigInt(this.lastReceived) + 1n;
-    for (const { from, to } of this.inherited) {
-      // The committed offset itself is unfinished by definition: runs start above it.
-      const start = Math.max(Number((from > received ? from : received) - position), 1);
-      const end = Number(to - position);
-      if (end <= start) continue;
-      const previous = runs[runs.length - 1];
-      if (previous !== undefined && previous.to >= start) previous.to = Math.max(previous.to, end);
-      else runs.push({ from: start, to: end });
-    }
-    return runs;
   }
 
   /** A delivered message settled or was discarded. */
@@ -195,5 +200,79 @@ export class PartitionTracker implements TopicPartition {
   idle(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  // Internals
+
+  private positionDelta(): number | null {
+    if (!this.anyFinished) return null;
+    if (this.lastFinished !== null) return this.lastFinished + 1;
+    return this.head - this.base < this.deltas.length
+      ? this.deltas[this.head - this.base]
+      : (this.lastReceived as number) + 1;
+  }
+
+  /**
+   * Runs of finished offsets above `position`, counted from it, lazily (a commit reads only what fits):
+   * received ones run by run, then inherited ones not yet reached by fetching.
+   */
+  private *finishedRuns(position: number): Generator<FinishedRun> {
+    const { links, deltas, base } = this;
+    let held: FinishedRun | null = null;
+    const last = Math.min(this.highestFinished, base + links.length - 1);
+    for (let seq = this.head + 1; seq <= last; seq++) {
+      const end = links[seq - base];
+      if (end === UNFINISHED) continue;
+      // Consecutive received messages with none unfinished between: offsets between them do not exist.
+      if (held !== null) yield held;
+      held = { from: deltas[seq - base] - position, to: deltas[end - base] + 1 - position };
+      seq = end;
+    }
+    const received = this.lastReceived === null ? position : this.lastReceived + 1;
+    const inherited = this.inherited;
+    for (let i = this.nextInherited; i < inherited.length; i++) {
+      // The committed offset itself is unfinished by definition: runs start above it.
+      const start = Math.max(Math.max(inherited[i].from, received) - position, 1);
+      const end = inherited[i].to - position;
+      if (end <= start) continue;
+      if (held !== null && held.to >= start) {
+        held.to = Math.max(held.to, end);
+        continue;
+      }
+      if (held !== null) yield held;
+      held = { from: start, to: end };
+    }
+    if (held !== null) yield held;
+  }
+
+  /** `offset` counted from `origin` (the first offset seen becomes it). */
+  private deltaOf(offset: string): number {
+    if (this.origin === null) {
+      this.origin = BigInt(offset);
+      this.originNumber = Number.isSafeInteger(Number(offset)) ? Number(offset) : Number.NaN;
+      return 0;
+    }
+    const at = Number(offset);
+    if (Number.isSafeInteger(at) && !Number.isNaN(this.originNumber)) return at - this.originNumber;
+    return Number(BigInt(offset) - this.origin);
+  }
+
+  /** The offset `delta` counts, as a decimal string. */
+  private offsetText(delta: number): string {
+    const at = this.originNumber + delta;
+    if (Number.isSafeInteger(at)) return String(at);
+    return ((this.origin as bigint) + BigInt(delta)).toString();
+  }
+}
+
+/** `runs` cut off at `limit` (exclusive), lazily. */
+function* below(runs: Iterable<FinishedRun>, limit: number): Generator<FinishedRun> {
+  for (const run of runs) {
+    if (run.from >= limit) return;
+    if (run.to < limit) yield run;
+    else {
+      yield { from: run.from, to: limit };
+      return;
+    }
   }
 }

@@ -165,6 +165,7 @@ export function platformaticAdapter(
         groupProtocol?: string;
         groupInstanceId?: string;
         rebalanceTimeout?: number;
+        heartbeatInterval?: number;
         maxBytesPerPartition?: number;
       };
       /** The consumer's group instance id (static membership), or null. */
@@ -188,6 +189,8 @@ export function platformaticAdapter(
           return listener.revoking(partitions);
         },
         failed: (error) => listener.failed(error),
+        transportFailed: (operation, error) => listener.transportFailed(operation, error),
+        transportRecovered: () => listener.transportRecovered(),
       };
       membership =
         clientOptions.groupProtocol === 'consumer'
@@ -198,7 +201,7 @@ export function platformaticAdapter(
               { rebalanceTimeoutMs: clientOptions.rebalanceTimeout ?? 60_000, instanceId },
               events,
             )
-          : new ClassicMember(client, events);
+          : new ClassicMember(client, events, clientOptions.heartbeatInterval ?? 3000);
       fetcher = running;
       await membership.start();
       running.start();

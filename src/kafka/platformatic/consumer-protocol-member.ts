@@ -127,6 +127,7 @@ export class ConsumerProtocolMember implements Membership {
       if (response.heartbeatIntervalMs > 0) this.intervalMs = response.heartbeatIntervalMs;
       this.joined?.resolve();
       this.joined = null;
+      this.events.transportRecovered();
       if (response.assignment !== null) await this.reconcile(response.assignment.topicPartitions);
     } catch (error) {
       if (this.closed) return;
@@ -142,6 +143,7 @@ export class ConsumerProtocolMember implements Membership {
       }
       // Fenced or forgotten (e.g. it missed its session timeout): its partitions are someone else's
       // already. It rejoins at epoch 0; other errors are retried at the next heartbeat.
+      this.events.transportFailed('heartbeat', error);
       if (
         hasErrorCode(error, ErrorCodes.FENCED_MEMBER_EPOCH) ||
         hasErrorCode(error, ErrorCodes.UNKNOWN_MEMBER_ID)

@@ -29,9 +29,26 @@ export interface FetcherOptions {
 
 const idOf = (p: TopicPartition) => `${p.topic}:${p.partition}`;
 
+/** The pause before a failed fetch or offset lookup is tried again, in ms. */
+const RETRY_MS = 200;
+
+/** A fetched partition's error code, as an error for `transportFailed`. */
+class PartitionFetchError extends Error {
+  override name = 'PartitionFetchError';
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly errorCode: number,
+  ) {
+    super(`fetching topic '${topic}' partition ${partition} failed with Kafka error code ${errorCode}`);
+  }
+}
+
 /**
  * Fetches the assigned partitions, one request per partition leader at a time, skipping paused ones:
- * the client's own message stream can only pause everything, the receiver pauses per partition.
+ * the client's own message stream can only pause everything, the receiver pauses per partition. A failed
+ * fetch or offset lookup is reported (`transportFailed`) and tried again after a moment; an answer from
+ * the broker is reported as `transportRecovered`.
  */
 export class Fetcher {
   private readonly positions = new Map<string, Position>();
@@ -41,7 +58,10 @@ export class Fetcher {
 
   constructor(
     private readonly consumer: Consumer,
-    private readonly listener: Pick<KafkaConsumerListener, 'batch' | 'failed'>,
+    private readonly listener: Pick<
+      KafkaConsumerListener,
+      'batch' | 'transportFailed' | 'transportRecovered'
+    >,
     private readonly options: FetcherOptions,
   ) {}
 
@@ -94,14 +114,20 @@ export class Fetcher {
     this.wakeUp = null;
   }
 
-  /** Looks up where these positions start; a position revoked meanwhile is left alone. */
+  /**
+   * Looks up where these positions start; a position revoked meanwhile is left alone. A failed lookup is
+   * tried again, for the positions still current.
+   */
   private place(
     positions: Position[],
     lookup: (partitions: readonly TopicPartition[]) => Promise<Map<string, bigint>>,
   ): void {
-    lookup(positions).then(
+    const current = positions.filter((position) => this.positions.get(idOf(position)) === position);
+    if (this.closed || current.length === 0) return;
+    lookup(current).then(
       (offsets) => {
-        for (const position of positions) {
+        this.listener.transportRecovered();
+        for (const position of current) {
           const offset = offsets.get(idOf(position));
           if (offset !== undefined && this.positions.get(idOf(position)) === position)
             position.offset = offset;
@@ -109,7 +135,9 @@ export class Fetcher {
         this.wake();
       },
       (error) => {
-        if (!this.closed) this.listener.failed(error);
+        if (this.closed) return;
+        this.listener.transportFailed('fetch', error);
+        setTimeout(() => this.place(current, lookup), RETRY_MS);
       },
     );
   }
@@ -125,11 +153,12 @@ export class Fetcher {
       }
       try {
         await this.fetch(ready);
-      } catch {
+      } catch (error) {
         if (this.closed) return;
         // Leadership moved or a connection dropped: fresh metadata, a moment's pause, and again.
+        this.listener.transportFailed('fetch', error);
         this.consumer.clearMetadata();
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       }
     }
   }
@@ -174,6 +203,7 @@ export class Fetcher {
           if (partial === undefined) throw error;
           response = partial;
         }
+        this.listener.transportRecovered();
         this.deliver(response, names, asked);
       }),
     );
@@ -200,7 +230,12 @@ export class Fetcher {
           outOfRange.push(position);
           continue;
         }
-        if (errorCode !== 0 || records === undefined) continue;
+        if (errorCode !== 0) {
+          // Retried with the next round (a leader moving, say): told, so a lasting one is seen.
+          this.listener.transportFailed('fetch', new PartitionFetchError(topic, partitionIndex, errorCode));
+          continue;
+        }
+        if (records === undefined) continue;
         const next = nextOffset(records);
         if (next !== null && next > offset) position.offset = next;
         const messages = toKafkaRecords(records, offset);

@@ -1,7 +1,11 @@
-import type { TopicPartition } from '../adapter';
+import type { KafkaConsumerListener, TopicPartition } from '../adapter';
 
-/** What a group membership reports to the adapter (the receiver's rebalance vocabulary). */
-export interface MembershipEvents {
+/**
+ * What a group membership reports to the adapter (the receiver's rebalance vocabulary), and the
+ * failures it survives (`transportFailed`, `transportRecovered`: passed on to the receiver as they are).
+ */
+export interface MembershipEvents
+  extends Pick<KafkaConsumerListener, 'transportFailed' | 'transportRecovered'> {
   /** Partitions were assigned: the whole assignment (`'all'`) or partitions added to it (`'added'`). */
   assigned(partitions: readonly TopicPartition[], mode: 'all' | 'added'): void;
   /** Partitions are being revoked (all when omitted); resolves once the receiver has let them go. */

@@ -28,7 +28,8 @@ export function toKafkaRecords(batches: readonly RecordBatch[], from: bigint): K
       if (offset < from) continue;
       records.push({
         offset: offset.toString(),
-        key: record.key,
+        // The client reads a record without a key as an empty one; neither names an aggregate.
+        key: record.key === null || record.key.length === 0 ? null : record.key,
         value: record.value,
         headers: toHeaders(record.headers),
         timestamp: (batch.firstTimestamp + record.timestampDelta).toString(),

@@ -1,0 +1,205 @@
+import { keyedDispatch, MessageError, retryPolicy } from 'keyed-dispatch';
+import { type KafkaMessage, type KafkaReceiverOptions, kafkaKey } from 'keyed-dispatch/kafka';
+import { lastValueFrom } from 'rxjs';
+import { ADAPTERS, type ClientAdapter } from './adapters';
+import { createTopic, offsets, unique, within } from './broker';
+import { useEventTopics } from './events';
+import { observedReceiver } from './observed-adapter';
+
+jest.setTimeout(90_000);
+
+const eventTopics = useEventTopics('bad-messages');
+
+/** Offset of the record without a key in `topicWithKeyless`'s partition. */
+const KEYLESS = 5;
+/** Records in it. */
+const RECORDS = 20;
+
+/** A one-partition topic of `RECORDS` records keyed k0…k4 in turn, but for the one at `KEYLESS`, which has no key. */
+async function topicWithKeyless(): Promise<string> {
+  const topic = unique('keyless');
+  await createTopic(eventTopics.client, topic, 1);
+  await eventTopics.producer.send({
+    topic,
+    messages: Array.from({ length: RECORDS }, (_, n) => ({
+      key: n === KEYLESS ? null : `k${n % 5}`,
+      value: String(n),
+      partition: 0,
+    })),
+  });
+  return topic;
+}
+
+/** Runs a member of `groupId` whose key selector is `kafkaKey` until its output ends; the offsets it handled, and its error. */
+async function runUntilError(
+  kind: ClientAdapter,
+  groupId: string,
+  topic: string,
+  options: KafkaReceiverOptions,
+): Promise<{ handled: number[]; error: unknown }> {
+  const receiver = kind.receiver(groupId, [topic], options);
+  const handled: number[] = [];
+  const output = lastValueFrom(
+    receiver.pipe(
+      keyedDispatch<KafkaMessage, string, void>({
+        key: kafkaKey,
+        handle: async (m) => {
+          handled.push(Number(m.offset));
+        },
+      }),
+    ),
+    { defaultValue: undefined },
+  );
+  const error = await errorWithin(output, 20_000);
+  // After an error this waits for the session's last commit and its leaving.
+  await receiver.close();
+  return { handled, error };
+}
+
+/** What `output` rejects with within `ms`; undefined if it resolves or is still pending then. */
+async function errorWithin(output: Promise<unknown>, ms: number): Promise<unknown> {
+  let error: unknown;
+  let ended = false;
+  output.then(
+    () => {
+      ended = true;
+    },
+    (err: unknown) => {
+      ended = true;
+      error = err;
+    },
+  );
+  await within(ms, () => ended);
+  return error;
+}
+
+/**
+ * Runs a member of `groupId` that takes a keyless record too, until it has handled `expected` (or 20 s
+ * passed), then closes it; the offsets it handled.
+ */
+async function runAgain(kind: ClientAdapter, groupId: string, topic: string, expected: number[]) {
+  const receiver = kind.receiver(groupId, [topic]);
+  const handled: number[] = [];
+  const output = lastValueFrom(
+    receiver.pipe(
+      keyedDispatch<KafkaMessage, string, void>({
+        key: (m) => m.key?.toString() ?? 'keyless',
+        handle: async (m) => {
+          handled.push(Number(m.offset));
+        },
+      }),
+    ),
+    { defaultValue: undefined },
+  );
+  await within(20_000, () => expected.every((offset) => handled.includes(offset)));
+  await receiver.close();
+  await output;
+  return handled;
+}
+
+describe.each(ADAPTERS)('Kafka bad messages on $name with a real broker', (kind) => {
+  it.each(['redeliver', 'ack'] as const)(
+    "a record without a key and no failure policy (onFailed '%s') errors the output with a MessageError naming its topic, partition and offset, and is delivered again after a restart with everything after it that had not finished",
+    async (onFailed) => {
+      const topic = await topicWithKeyless();
+      const groupId = unique('group');
+      const first = await runUntilError(kind, groupId, topic, { onFailed });
+      expect(first.error).toBeInstanceOf(MessageError);
+      expect((first.error as MessageError).source).toBe(`topic '${topic}' partition 0 offset ${KEYLESS}`);
+      expect((first.error as MessageError).message).toContain(
+        `topic '${topic}' partition 0 offset ${KEYLESS}`,
+      );
+      expect(first.handled.every((offset) => offset < KEYLESS)).toBe(true);
+      const committed = Number((await offsets(eventTopics.client, groupId, topic)).committed.get(0));
+      expect(committed).toBeLessThanOrEqual(KEYLESS);
+
+      const unfinished = Array.from({ length: RECORDS }, (_, n) => n).filter(
+        (n) => n >= KEYLESS && !first.handled.includes(n),
+      );
+      const second = await runAgain(kind, groupId, topic, unfinished);
+      expect(second).toContain(KEYLESS);
+      expect(unfinished.filter((n) => !second.includes(n))).toEqual([]);
+    },
+  );
+
+  it('a record without a key goes to the dead letter of a retry policy, is committed, and is not delivered again after a restart', async () => {
+    const topic = await topicWithKeyless();
+    const groupId = unique('group');
+    const dead: Array<{ offset: string; key: unknown; error: unknown }> = [];
+    const handled: number[] = [];
+    const outcomes: string[] = [];
+    const first = observedReceiver(kind, groupId, [topic], {
+      onSettled: (m, outcome) => outcomes.push(`${m.offset}:${outcome}`),
+    });
+    const output = lastValueFrom(
+      first.receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: kafkaKey,
+          onFailure: retryPolicy({
+            maxAttempts: 3,
+            deadLetter: (m, error, context) => {
+              dead.push({ offset: m.offset, key: context.key, error });
+            },
+          }),
+          handle: async (m) => {
+            handled.push(Number(m.offset));
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    await within(20_000, () => outcomes.length === RECORDS);
+    await first.receiver.close();
+    await output;
+    expect(dead).toEqual([{ offset: String(KEYLESS), key: undefined, error: expect.any(TypeError) }]);
+    expect(outcomes).toContain(`${KEYLESS}:dead-lettered`);
+    expect(handled).not.toContain(KEYLESS);
+    const { committed, end } = await offsets(eventTopics.client, groupId, topic);
+    expect(committed).toEqual(end);
+
+    // A new member starts after it: a record produced now is the first it gets.
+    const { adapter, receiver } = observedReceiver(kind, groupId, [topic]);
+    const again: number[] = [];
+    const secondOutput = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: (m) => m.key?.toString() ?? 'keyless',
+          handle: async (m) => {
+            again.push(Number(m.offset));
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    const assigned = await within(20_000, () =>
+      adapter.events.some((e) => e.kind === 'assigned' && e.partitions.length > 0),
+    );
+    await eventTopics.producer.send({ topic, messages: [{ key: 'k0', value: 'marker', partition: 0 }] });
+    await within(20_000, () => again.length > 0);
+    await receiver.close();
+    await secondOutput;
+    expect(assigned).toBe(true);
+    expect(again).toEqual([RECORDS]);
+  });
+
+  it('a handler error reaches the output as a MessageError naming the key, topic, partition and offset', async () => {
+    const topic = await topicWithKeyless();
+    const receiver = kind.receiver(unique('group'), [topic]);
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: (m) => m.key?.toString() ?? 'keyless',
+          handle: async (m) => {
+            if (m.offset === '3') throw new Error('boom');
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    const error = await errorWithin(output, 20_000);
+    await receiver.close();
+    expect(error).toBeInstanceOf(MessageError);
+    expect(error).toMatchObject({ key: 'k3', source: `topic '${topic}' partition 0 offset 3` });
+    expect((error as MessageError).cause).toEqual(new Error('boom'));
+  });
+});

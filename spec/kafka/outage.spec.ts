@@ -1,0 +1,114 @@
+import { keyedDispatch, type TransportFault, TransportUnreachableError } from 'keyed-dispatch';
+import { type KafkaMessage, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
+import { lastValueFrom } from 'rxjs';
+import { ADAPTERS, type ClientAdapter } from './adapters';
+import { brokerScript, ensureBroker, offsets, unique, within } from './broker';
+import { useEventTopics } from './events';
+
+jest.setTimeout(300_000);
+
+const eventTopics = useEventTopics('outage');
+
+/** The longest session timeout of the set-ups: the broker's for the consumer protocol (scripts/brokers/kafka.sh). */
+const SESSION_TIMEOUT_MS = 10_000;
+
+// Whatever happens in a test, the next one (and the next spec file) finds the broker up.
+afterAll(() => ensureBroker(), 240_000);
+
+/** A member of its own group that records what it handles, the faults it is told and how its output ended. */
+function member(kind: ClientAdapter, topic: string, maxUnreachableMs: number) {
+  const groupId = unique('group');
+  const faults: TransportFault[] = [];
+  const handled = new Set<string>();
+  const receiver = kind.receiver(groupId, [topic], {
+    maxUnreachableMs,
+    onTransportError: (fault) => faults.push(fault),
+  });
+  let error: unknown;
+  let ended = false;
+  const output = lastValueFrom(
+    receiver.pipe(
+      keyedDispatch<KafkaMessage, string, void>({
+        key: kafkaKey,
+        handle: async (m) => {
+          handled.add(`${m.partition}:${m.offset}`);
+        },
+      }),
+    ),
+    { defaultValue: undefined },
+  ).then(
+    () => {
+      ended = true;
+    },
+    (err: unknown) => {
+      ended = true;
+      error = err;
+    },
+  );
+  return {
+    groupId,
+    faults,
+    handled,
+    receiver,
+    output,
+    get ended() {
+      return ended;
+    },
+    get error() {
+      return error;
+    },
+  };
+}
+
+describe.each(ADAPTERS)('Kafka on $name while the broker is down', (kind) => {
+  it('tells onTransportError each fault, errors the output once maxUnreachableMs has passed, and with a longer one recovers when the broker is back, losing nothing', async () => {
+    const topic = await eventTopics.topicWith(2, 100, 10);
+    const impatient = member(kind, topic, 3_000);
+    const patient = member(kind, topic, 600_000);
+    try {
+      expect(await within(30_000, () => impatient.handled.size === 100 && patient.handled.size === 100)).toBe(
+        true,
+      );
+      await brokerScript('stop');
+      try {
+        expect(await within(90_000, () => impatient.ended)).toBe(true);
+        expect(impatient.error).toBeInstanceOf(TransportUnreachableError);
+        expect(impatient.faults.length).toBeGreaterThan(0);
+        expect(await within(30_000, () => patient.faults.length > 0)).toBe(true);
+        expect(patient.ended).toBe(false);
+      } finally {
+        await brokerScript('start');
+      }
+      for (const fault of [...impatient.faults, ...patient.faults]) {
+        expect(['fetch', 'commit', 'heartbeat', 'connection']).toContain(fault.operation);
+        expect(fault.receiver).toMatch(/^from(Platformatic)?Kafka\(\)$/);
+      }
+
+      // Back: what is produced now is handled too, and the group's commits reach the end — also once
+      // a session timeout has passed, so the member is in its group again, not only fetching.
+      const send = keyedProducer<{ key: string; seq: number }>(eventTopics.producer, {
+        topic,
+        key: (e) => e.key,
+      });
+      for (const batch of [1, 2]) {
+        if (batch === 2) await new Promise((resolve) => setTimeout(resolve, SESSION_TIMEOUT_MS + 2_000));
+        await send.send(
+          Array.from({ length: 100 }, (_, n) => ({
+            key: `k${n % 10}`,
+            seq: 10 * batch + Math.floor(n / 10),
+          })),
+        );
+        expect(await within(120_000, () => patient.handled.size === 100 * (batch + 1))).toBe(true);
+        const reachedEnd = await within(30_000, async () => {
+          const { committed, end } = await offsets(eventTopics.client, patient.groupId, topic);
+          return [...end].every(([partition, offset]) => committed.get(partition) === offset);
+        });
+        expect(reachedEnd).toBe(true);
+      }
+      expect(patient.ended).toBe(false);
+    } finally {
+      await Promise.all([impatient.receiver.close(), patient.receiver.close()]);
+      await Promise.all([impatient.output, patient.output]);
+    }
+  });
+});
