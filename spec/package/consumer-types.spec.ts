@@ -1,38 +1,39 @@
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { promisify } from 'node:util';
+import { linkModules } from './link-modules';
 import { consumerProject, ROOT } from './packed';
 
+const run = promisify(execFile);
+
 /**
- * A TypeScript user of the packed package who installed rxjs and none of the optional peers (broker
- * clients, OpenTelemetry, prom-client): our declarations must compile for them, under every module
- * resolution, with declaration emit of values our functions return. `@types/node` is there as in any
- * Node project (the Kafka subpath names `Buffer`); the main entry compiles without it (rxjs's own types
- * then take timers from the DOM library, TypeScript's default).
+ * TypeScript users of the packed package. Most compile against rxjs and nothing else: none of the optional
+ * peers (broker clients, OpenTelemetry, prom-client) and no `@types/node` (a bundled service, a Deno or Bun
+ * project, a library that keeps Node's types out). Our declarations must compile for them, strict and with
+ * `skipLibCheck` off, with declaration emit of values our functions return, on TypeScript 7 and 5.9 and
+ * under every module resolution both offer (TypeScript 7 has no node10): what we hand over is typed by
+ * shape (`Uint8Array`, not `Buffer`), never through Node's types. Timers in rxjs's own types come from the
+ * DOM library, the default.
  */
-const CONSUMER = `
-import { fromIterable, keyedDispatch, retryPolicy } from 'keyed-dispatch';
-import { kafkaKey } from 'keyed-dispatch/kafka';
-import { fromJetStream, type JetStreamConsumer } from 'keyed-dispatch/nats';
-import { exportToOpenTelemetry } from 'keyed-dispatch/otel';
-import { exportToPrometheus } from 'keyed-dispatch/prometheus';
-import { fromRedisStreams, type RedisClient } from 'keyed-dispatch/redis';
-import { serveDashboard } from 'keyed-dispatch/dashboard';
 
-declare const consumer: JetStreamConsumer;
-declare const redis: RedisClient;
+/** The main entry, thread lanes and runtime included. */
+const MAIN = `
+import {
+  DispatchMetrics,
+  type DispatchRuntime,
+  fromIterable,
+  KeyedExecutor,
+  keyedDispatch,
+  retryPolicy,
+  ThreadExecutor,
+  type ThreadHandler,
+  threadHandler,
+  transfer,
+} from 'keyed-dispatch';
 
-export const r = fromJetStream({ consumer });
-export const s = fromRedisStreams({ redis, streams: ['orders'], group: 'g', consumer: 'c' });
 export const dispatch = keyedDispatch({ key: (n: number) => n % 2, handle: (n) => [n], onFailure: retryPolicy<number, number>() });
 export const source = fromIterable([1, 2, 3]);
-export const exporters = [exportToOpenTelemetry, exportToPrometheus, serveDashboard, kafkaKey];
-`;
-
-/** The main entry alone, thread lanes and runtime included: Node's own types are not needed for it. */
-const MAIN_ONLY = `
-import { DispatchMetrics, DispatchRuntime, ThreadExecutor, type ThreadHandler, threadHandler, transfer } from 'keyed-dispatch';
-
 export const executor = new ThreadExecutor({ workers: 2, resourceLimits: { maxOldGenerationSizeMb: 64 } });
 export const handle = threadHandler<{ id: string; body: ArrayBuffer }, number>('./price.js', 'price', {
   transfer: (m) => [m.body],
@@ -41,6 +42,7 @@ export const marked = transfer({ done: true }, [new ArrayBuffer(8)]);
 // @ts-expect-error a typed array does not move to a thread, its buffer does
 export const wrong = transfer({ done: true }, [new Uint8Array(8)]);
 export const metrics = new DispatchMetrics();
+export const lanes = new KeyedExecutor({ workers: 2 }).lanes;
 export type Runtime = DispatchRuntime;
 declare const pricing: {
   price: (m: { id: string }) => Promise<number>;
@@ -55,63 +57,215 @@ export const typed: ThreadHandler<{ id: string }, number> = threadHandler<typeof
 export const broken = threadHandler<typeof pricing.broken>('/handlers/price.mjs', 'broken');
 `;
 
-// The ESM declarations through `exports`, the CommonJS ones through `typesVersions`; `attw --pack` in CI
-// checks every resolution mode finds them.
-const MODES = [
-  { name: 'nodenext (ESM project)', module: 'nodenext', moduleResolution: 'nodenext', type: 'module' },
-  { name: 'node10 (CommonJS project)', module: 'commonjs', moduleResolution: 'node10', type: 'commonjs' },
+/** Every subpath but Kafka's. */
+const SUBPATHS = `
+import { serveDashboard } from 'keyed-dispatch/dashboard';
+import { fromJetStream, type JetStreamConsumer } from 'keyed-dispatch/nats';
+import { exportToOpenTelemetry } from 'keyed-dispatch/otel';
+import { exportToPrometheus } from 'keyed-dispatch/prometheus';
+import { fromRedisStreams, type RedisClient } from 'keyed-dispatch/redis';
+
+declare const consumer: JetStreamConsumer;
+declare const redis: RedisClient;
+
+export const jetStream = fromJetStream({ consumer });
+export const streams = fromRedisStreams({ redis, streams: ['orders'], group: 'g', consumerName: 'c' });
+export const dashboard = serveDashboard;
+export const exporters = [exportToOpenTelemetry, exportToPrometheus];
+`;
+
+/** The Kafka subpath: records in, records out, read and written as bytes without Node's \`Buffer\`. */
+const KAFKA = `
+import { keyedDispatch } from 'keyed-dispatch';
+import {
+  fromKafka,
+  type KafkaJsConsumer,
+  type KafkaJsProducer,
+  type KafkaMessage,
+  kafkaKey,
+  keyedProducer,
+} from 'keyed-dispatch/kafka';
+
+declare const consumer: KafkaJsConsumer;
+declare const producer: KafkaJsProducer;
+
+const text = new TextDecoder();
+export const orders = fromKafka({ consumer, topics: ['orders'] });
+export const billed = orders.pipe(
+  keyedDispatch({
+    key: kafkaKey,
+    handle: (m: KafkaMessage) => [m.value === null ? '' : text.decode(m.value)],
+  }),
+);
+export const out = keyedProducer(producer, {
+  topic: 'billed',
+  key: (m: { id: string }) => m.id,
+  value: (m) => new TextEncoder().encode(m.id),
+  headers: () => ({ trace: new Uint8Array([1]) }),
+});
+`;
+
+/**
+ * The Kafka subpath with the clients it describes by shape, in a project that has Node's types (as every
+ * kafkajs or @platformatic/kafka user has): their own consumers and producer must fit.
+ */
+const KAFKA_CLIENTS = `
+import { Consumer } from '@platformatic/kafka';
+import { Kafka } from 'kafkajs';
+import { fromKafka, fromPlatformaticKafka, kafkajsAdapter, keyedProducer, platformaticAdapter } from 'keyed-dispatch/kafka';
+
+const kafka = new Kafka({ brokers: ['127.0.0.1:9092'] });
+export const kafkajs = fromKafka({ consumer: kafka.consumer({ groupId: 'g' }), admin: kafka.admin(), topics: ['t'] });
+export const kafkajsOwn = kafkajsAdapter(kafka.consumer({ groupId: 'g' }), { topics: ['t'] });
+export const producer = keyedProducer(kafka.producer(), {
+  topic: 't',
+  key: (m: { id: string }) => m.id,
+  value: (m) => Buffer.from(m.id),
+  headers: () => ({ trace: Buffer.from('x'), hops: [Buffer.from('a'), 'b'] }),
+});
+const consumer = new Consumer({ clientId: 'c', bootstrapBrokers: ['127.0.0.1:9092'], groupId: 'g' });
+export const platformatic = fromPlatformaticKafka({ consumer, topics: ['t'] });
+export const platformaticOwn = platformaticAdapter(consumer, { topics: ['t'] });
+`;
+
+const COMPILERS = [
+  { compiler: 'TypeScript 7', tsc: join(ROOT, 'node_modules', 'typescript-7', 'bin', 'tsc') },
+  { compiler: 'TypeScript 5.9', tsc: join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc') },
 ];
 
-describe('the packed package, used from TypeScript without the optional peers', () => {
+// ESM projects find the `.d.mts` declarations through the `import` condition, CommonJS ones the `.d.ts`
+// through `require`; `attw --pack` in CI checks the same for every resolution.
+const MODES = [
+  { mode: 'node16, ESM project', module: 'node16', moduleResolution: 'node16', type: 'module' },
+  { mode: 'node16, CommonJS project', module: 'node16', moduleResolution: 'node16', type: 'commonjs' },
+  { mode: 'nodenext, ESM project', module: 'nodenext', moduleResolution: 'nodenext', type: 'module' },
+  { mode: 'nodenext, CommonJS project', module: 'nodenext', moduleResolution: 'nodenext', type: 'commonjs' },
+  { mode: 'bundler', module: 'esnext', moduleResolution: 'bundler', type: 'module' },
+];
+
+/** A consumer project: its files, its package type and compiler options, and what it installed besides rxjs. */
+interface Consumer {
+  files: Record<string, string>;
+  type: string;
+  module: string;
+  moduleResolution: string;
+  types: string[];
+  skipLibCheck: boolean;
+  installed: string[];
+}
+
+const KAFKA_ENTRY = 'the Kafka subpath';
+
+/** What each consumer without Node types imports; Kafka's subpath in a consumer of its own, so each fails alone. */
+const IMPORTS: Array<{ entries: string; files: Record<string, string> }> = [
+  { entries: 'the main entry and every other subpath', files: { 'main.ts': MAIN, 'subpaths.ts': SUBPATHS } },
+  { entries: KAFKA_ENTRY, files: { 'kafka.ts': KAFKA } },
+];
+const WITHOUT_NODE_CASES = COMPILERS.flatMap((compiler) =>
+  MODES.flatMap((mode) =>
+    IMPORTS.map((imports) => ({
+      ...compiler,
+      ...mode,
+      ...imports,
+      types: [],
+      skipLibCheck: false,
+      installed: [],
+    })),
+  ),
+);
+
+// Nodenext ESM: @platformatic/kafka is an ES module only. The clients' own declarations are theirs to
+// check (they need more than Node's types), so `skipLibCheck` is on.
+const CLIENT_CASES = COMPILERS.map((compiler) => ({
+  ...compiler,
+  ...MODES[2],
+  files: { 'kafka-clients.ts': KAFKA_CLIENTS },
+  types: ['node'],
+  skipLibCheck: true,
+  installed: ['@types/node', 'kafkajs', '@platformatic/kafka'],
+}));
+
+describe('the packed package, used from TypeScript', () => {
   let project: ReturnType<typeof consumerProject>;
+  let folders = 0;
   beforeAll(() => {
-    project = consumerProject(['rxjs', '@types/node']);
-    writeFileSync(join(project.dir, 'consumer.ts'), CONSUMER);
+    project = consumerProject(['rxjs']);
   }, 240_000);
   afterAll(() => project?.remove());
 
-  /** What tsc prints for `file` under `mode` (nothing when it compiles), with the given ambient types. */
-  function compile(mode: (typeof MODES)[number], file: string, types: string[]): string {
-    writeFileSync(join(project.dir, 'package.json'), JSON.stringify({ name: 'consumer', type: mode.type }));
+  /**
+   * What tsc reports for the consumer's files (nothing when they compile), and the files its program read.
+   * Each consumer is a folder of its own in the project, with its package type, tsconfig and modules.
+   */
+  async function compile(tsc: string, consumer: Consumer): Promise<{ errors: string; read: string[] }> {
+    const dir = join(project.dir, `consumer-${folders++}`);
+    mkdirSync(dir);
+    linkModules(dir, consumer.installed);
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', type: consumer.type }));
+    for (const [file, source] of Object.entries(consumer.files)) writeFileSync(join(dir, file), source);
     writeFileSync(
-      join(project.dir, 'tsconfig.json'),
+      join(dir, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: {
-          module: mode.module,
-          moduleResolution: mode.moduleResolution,
+          module: consumer.module,
+          moduleResolution: consumer.moduleResolution,
           target: 'es2022',
           strict: true,
-          skipLibCheck: false,
+          skipLibCheck: consumer.skipLibCheck,
           declaration: true,
           emitDeclarationOnly: true,
           outDir: 'out',
-          types,
+          types: consumer.types,
         },
-        files: [file],
+        files: Object.keys(consumer.files),
       }),
     );
-    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    try {
-      execFileSync(process.execPath, [tsc, '-p', project.dir], { encoding: 'utf8', stdio: 'pipe' });
-      return '';
-    } catch (err) {
-      return String((err as { stdout?: string }).stdout ?? err);
-    }
+    const output = await run(process.execPath, [tsc, '-p', dir, '--listFiles'], { encoding: 'utf8' }).then(
+      ({ stdout }) => stdout,
+      (err: { stdout?: string }) => String(err.stdout ?? err),
+    );
+    const lines = output.split('\n').filter((line) => line !== '');
+    return {
+      errors: lines.filter((line) => !isAbsolute(line)).join('\n'),
+      read: lines.filter((line) => isAbsolute(line)),
+    };
   }
 
-  it.each(MODES)(
-    'type-checks and emits declarations under $name resolution',
-    (mode) => {
-      expect(compile(mode, 'consumer.ts', ['node'])).toBe('');
-    },
-    120_000,
-  );
+  describe('without Node types and without the optional peers', () => {
+    it('has no Node types installed', () => {
+      expect(existsSync(join(project.dir, 'node_modules', '@types'))).toBe(false);
+    });
 
-  it.each(MODES)(
-    'type-checks the main entry without @types/node under $name resolution',
-    (mode) => {
-      writeFileSync(join(project.dir, 'main-only.ts'), MAIN_ONLY);
-      expect(compile(mode, 'main-only.ts', [])).toBe('');
+    async function compilesWithoutNodeTypes({
+      tsc,
+      entries: _,
+      ...consumer
+    }: (typeof WITHOUT_NODE_CASES)[number]) {
+      const { errors, read } = await compile(tsc, consumer);
+      expect(errors).toBe('');
+      expect(read.filter((file) => /[\\/]@types[\\/]/.test(file))).toEqual([]);
+      expect(read.some((file) => file.includes(join('keyed-dispatch', 'dist')))).toBe(true);
+    }
+
+    it.each(WITHOUT_NODE_CASES.filter((c) => c.entries !== KAFKA_ENTRY))(
+      '$entries type-checks and emits declarations with $compiler under $mode resolution',
+      compilesWithoutNodeTypes,
+      120_000,
+    );
+
+    // Known gap: the Kafka subpath's record types still name Node's `Buffer` (the clients hand over
+    // Buffers). Expected to fail until they are typed by shape; once they are, this fails: make it `it.each`.
+    it.failing.each(WITHOUT_NODE_CASES.filter((c) => c.entries === KAFKA_ENTRY))(
+      '$entries does not yet type-check without Node types with $compiler under $mode resolution',
+      compilesWithoutNodeTypes,
+      120_000,
+    );
+  });
+
+  it.each(CLIENT_CASES)(
+    "the Kafka subpath takes kafkajs's and @platformatic/kafka's own clients with $compiler",
+    async ({ tsc, ...consumer }) => {
+      expect((await compile(tsc, consumer)).errors).toBe('');
     },
     120_000,
   );

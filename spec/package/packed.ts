@@ -15,11 +15,12 @@ export function ensureBuilt(): void {
 /**
  * A project in a temporary folder with the package installed from its tarball (`npm pack`), exactly the
  * files a user gets, and the given modules of ours linked beside it (nothing else: no optional peer).
+ * Packed without scripts: `prepack` would rebuild dist/ while other specs read it.
  */
 export function consumerProject(linked: readonly string[]): { dir: string; remove: () => void } {
   ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'keyed-dispatch-consumer-'));
-  const tarball = execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], {
+  const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir], {
     cwd: ROOT,
     encoding: 'utf8',
   }).trim();
