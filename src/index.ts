@@ -63,6 +63,7 @@ export {
   type ThreadResourceLimits,
 } from './threads/thread-executor';
 export {
+  type ResolvedTransportHealth,
   type TransportFault,
   type TransportHealthOptions,
   type TransportOperation,

@@ -36,8 +36,11 @@ export const TRANSPORT_HEALTH_OPTIONS = [
   'maxUnreachableMs',
 ] as const satisfies ReadonlyArray<keyof TransportHealthOptions>;
 
+/** `TransportHealthOptions` checked, with the defaults filled in: what a transport session passes to `PullSession`. */
 export interface ResolvedTransportHealth {
+  /** Told each transport failure the receiver survives; undefined when nobody listens. */
   onTransportError: ((fault: TransportFault) => void) | undefined;
+  /** How long failures may last, with no success in between, before the output errors. */
   maxUnreachableMs: number;
 }
 
