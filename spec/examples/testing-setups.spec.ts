@@ -81,11 +81,10 @@ describe("the testing guide's set-ups, run against the packed package", () => {
       for (const [file, source] of Object.entries(tests)) copyFileSync(source, join(dir, file));
       const { dependencies, devDependencies } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
       // The package itself comes from the tarball, installed in the project.
-      const named = Object.keys({ ...dependencies, ...devDependencies });
-      linkModules(
-        dir,
-        named.filter((name) => name !== 'keyed-dispatch'),
+      const named = Object.keys({ ...dependencies, ...devDependencies }).filter(
+        (name) => name !== 'keyed-dispatch',
       );
+      linkModules(dir, named);
       const run = await npmTest(dir);
       if (run.code !== 0) throw new Error(`npm test exited with ${run.code}\n${run.output.slice(-4000)}`);
       expect(run.output).toMatch(passed);

@@ -43,8 +43,9 @@ describe('bundling keyedDispatch alone', () => {
     expect(await bundle('keyedDispatch, threadHandler')).toMatch(/worker_threads/);
   });
 
-  // A guard against growth at today's size (26.2 KB); the core itself must shrink to reach the 15 KB aimed at.
-  it('stays within 27 KB minified', () => {
-    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(27 * 1024);
+  // A guard against growth at today's size (27.8 KB, with the message-failure boundary); the core itself
+  // must shrink to reach the 15 KB aimed at.
+  it('stays within 28.5 KB minified', () => {
+    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(28.5 * 1024);
   });
 });
