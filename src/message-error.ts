@@ -1,4 +1,4 @@
-import { textOf } from './internal/text-of';
+import { errorTextOf, textOf } from './internal/text-of';
 
 /**
  * The output's error when one message's own code failed — its key selector, its handler, or its dead
@@ -20,13 +20,8 @@ export class MessageError extends Error {
     override readonly cause: unknown,
   ) {
     super(
-      `keyedDispatch: ${key === undefined ? 'the message' : `the message of key ${textOf(key)}`} of ${source} failed: ${causeText(cause)}`,
+      `keyedDispatch: ${key === undefined ? 'the message' : `the message of key ${textOf(key)}`} of ${source} failed: ${errorTextOf(cause)}`,
       { cause },
     );
   }
-}
-
-function causeText(cause: unknown): string {
-  if (cause instanceof Error) return `${cause.name}: ${cause.message}`;
-  return textOf(cause);
 }

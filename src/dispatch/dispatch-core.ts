@@ -4,7 +4,7 @@ import type { KeyedExecutor } from '../executor';
 import { isGaveUp } from '../failure-policy';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
-import { KeyFailure, noKey } from '../key-failure';
+import { isKeyFailure, KeyFailure, noKey } from '../key-failure';
 import { MessageError } from '../message-error';
 import type { ResolvedDispatchOptions } from '../options';
 import {
@@ -270,14 +270,9 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
    * inlines into every receiver's delivery loop.
    */
   private keyFailed(message: T, error: unknown): void {
-    if (this.options.hasFailurePolicy) this.admitUnder(new KeyFailure(error) as K, message);
+    // A key of its own holds nothing yet, so its share always has room.
+    if (this.options.hasFailurePolicy) this.enter(new KeyFailure(error) as K, message);
     else this.terminate(this.messageFailure(message, undefined, error));
-  }
-
-  private admitUnder(key: K, message: T): void {
-    this.admitted++;
-    if (++this.inFlight > this.maxInFlightSeen) this.maxInFlightSeen = this.inFlight;
-    this.router.route(key, message);
   }
 
   /**
@@ -314,7 +309,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       return;
     }
     this.session?.settle(message, 'failed', error);
-    this.terminate(this.messageFailure(message, key instanceof KeyFailure ? undefined : key, error));
+    this.terminate(this.messageFailure(message, isKeyFailure(key) ? undefined : key, error));
   }
 
   /**

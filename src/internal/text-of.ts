@@ -13,3 +13,9 @@ export function textOf(value: unknown): string {
     }
   }
 }
+
+/** An error as text for another error's message: `TypeError: …` for an Error, else its text. Never throws. */
+export function errorTextOf(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return textOf(error);
+}
