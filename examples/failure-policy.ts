@@ -40,7 +40,7 @@ async function main(): Promise<void> {
       keyedDispatch({
         key: (deposit) => deposit.account,
         handle: (deposit) => applyDeposit(deposit),
-        onFailure: retryPolicy({
+        failurePolicy: retryPolicy({
           maxAttempts: 3,
           backoff: { initialMs: 20, maxMs: 200 },
           retryable: (err) => err instanceof VersionConflict, // a refused amount is not worth retrying

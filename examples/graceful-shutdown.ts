@@ -52,7 +52,7 @@ const runtime = new DispatchRuntime({
         key: (d: Deposit) => d.account,
         handle: applyDeposit,
         maxInFlight: 64,
-        onFailure: retryPolicy<Deposit, string>({
+        failurePolicy: retryPolicy<Deposit, string>({
           maxAttempts: 3,
           backoff: { initialMs: 100 },
           retryable: (err) => err instanceof VersionConflict,

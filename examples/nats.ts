@@ -64,7 +64,7 @@ async function main(): Promise<void> {
           return [];
         },
         // A failed reading is settled `failed` and the stream goes on; `onFailed` redelivers it in 2 s.
-        onFailure: retryPolicy({ maxAttempts: 1 }),
+        failurePolicy: retryPolicy({ maxAttempts: 1 }),
       }),
     )
     .subscribe({ error: (err) => console.error('stopped:', err) });

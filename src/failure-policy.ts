@@ -130,7 +130,7 @@ interface ResolvedRetryPolicy<T, K> {
 }
 
 /**
- * A failure policy for `keyedDispatch({ onFailure })`: a failed handler is run again after a backoff,
+ * A failure policy for `keyedDispatch({ failurePolicy })`: a failed handler is run again after a backoff,
  * up to `maxAttempts` attempts, for errors `retryable` accepts; then the message goes to `deadLetter`,
  * is settled as failed (the receiver can nack it or route it to a dead-letter queue) and the stream
  * goes on. Retries happen inside the key's mailbox: the backoff timer runs on the mailbox's lane, which

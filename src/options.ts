@@ -25,7 +25,7 @@ export interface KeyedDispatchOptions<T, K, R> {
   /**
    * Handles one message. Returns any `ObservableInput` (Observable, Promise, array, iterable); its values
    * are emitted by the operator, and the key's next message starts only after it completes. A throw or
-   * error errors the operator's output (after tearing everything down), unless `onFailure` handles it.
+   * error errors the operator's output (after tearing everything down), unless `failurePolicy` handles it.
    * On thread lanes, a `threadHandler(module, exportName)` instead: a function in a module the threads load.
    */
   handle: ((message: T, context: HandlerContext<K>) => ObservableInput<R>) | ThreadHandler<T, R>;
@@ -72,7 +72,7 @@ export interface KeyedDispatchOptions<T, K, R> {
    * inside the key's mailbox with backoff, then dead-letters the message, settles it as failed and goes
    * on. Default: none (a handler error errors the output).
    */
-  onFailure?: FailurePolicy<T, K>;
+  failurePolicy?: FailurePolicy<T, K>;
 }
 
 export interface ResolvedDispatchOptions<T, K, R> {
@@ -104,7 +104,7 @@ const DISPATCH_OPTIONS = [
   'throughput',
   'onOverflow',
   'stats',
-  'onFailure',
+  'failurePolicy',
 ] as const satisfies ReadonlyArray<keyof KeyedDispatchOptions<unknown, unknown, unknown>>;
 
 /**
@@ -124,14 +124,14 @@ export function resolveDispatchOptions<T, K, R>(
     );
   }
   const threadHandler = isThreadHandler(options.handle) ? options.handle : undefined;
-  const onFailure = options.onFailure;
-  if (onFailure !== undefined && !isFailurePolicy(onFailure)) {
+  const failurePolicy = options.failurePolicy;
+  if (failurePolicy !== undefined && !isFailurePolicy(failurePolicy)) {
     throw new TypeError(
-      `${owner}: expected \`onFailure\` to be a failure policy (from retryPolicy()), got ${describe(onFailure)}`,
+      `${owner}: expected \`failurePolicy\` to be a failure policy (from retryPolicy()), got ${describe(failurePolicy)}`,
     );
   }
-  if (onFailure !== undefined && threadHandler) {
-    throw new TypeError(`${owner}: \`onFailure\` is not supported with a thread handler yet; got both`);
+  if (failurePolicy !== undefined && threadHandler) {
+    throw new TypeError(`${owner}: \`failurePolicy\` is not supported with a thread handler yet; got both`);
   }
   const handle = threadHandler
     ? runsInThreads
@@ -147,7 +147,7 @@ export function resolveDispatchOptions<T, K, R>(
   }
   return {
     key: functionOption(owner, 'key', options.key),
-    handle: onFailure === undefined || threadHandler ? handle : withPolicy(onFailure, handle),
+    handle: failurePolicy === undefined || threadHandler ? handle : withPolicy(failurePolicy, handle),
     threadHandler,
     executor: executorOf(owner, options.executor, threadHandler),
     maxInFlight,
@@ -170,7 +170,7 @@ export function resolveDispatchOptions<T, K, R>(
     throughput: integerOption(owner, 'throughput', options.throughput, 16, 1),
     onOverflow,
     stats: options.stats,
-    hasFailurePolicy: onFailure !== undefined,
+    hasFailurePolicy: failurePolicy !== undefined,
   };
 }
 

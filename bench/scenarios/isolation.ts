@@ -108,7 +108,7 @@ const ours =
                 maxInFlight,
                 key: (m: Msg) => m.key,
                 handle,
-                onFailure: retryPolicy<Msg, string>({
+                failurePolicy: retryPolicy<Msg, string>({
                   maxAttempts: 3,
                   backoff: { initialMs: 100, factor: 2, jitter: 0 },
                   retryable: (err) => err instanceof VersionConflict,

@@ -57,7 +57,7 @@ async function pipelines() {
           executor,
           stats: orders,
           key: (m: Order) => m.account,
-          onFailure: retryPolicy({ maxAttempts: 1 }),
+          failurePolicy: retryPolicy({ maxAttempts: 1 }),
           handle: async (m: Order) => {
             if (m.account === 'warm-up') return sleep(150);
             if (m.account === 'account-hot' || m.account === IMG_KEY)

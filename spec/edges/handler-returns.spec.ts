@@ -124,7 +124,7 @@ describe('a handler on event-loop lanes', () => {
             keyedDispatch({
               key: (n: number) => n,
               handle: (n: number) => Promise.reject(new Error(`boom ${n}`)),
-              onFailure: retryPolicy<number, number>({
+              failurePolicy: retryPolicy<number, number>({
                 maxAttempts: 1,
                 deadLetter: () => {
                   throw new Error('dead letter threw');
@@ -148,7 +148,7 @@ describe('a handler on event-loop lanes', () => {
           keyedDispatch({
             key: (n: number) => n % 2,
             handle: (n: number) => (n === 4 ? [n] : Promise.reject(new Error(`boom ${n}`))),
-            onFailure: retryPolicy<number, number>({
+            failurePolicy: retryPolicy<number, number>({
               maxAttempts: 1,
               deadLetter: ((n: number) => {
                 dead.push(n);

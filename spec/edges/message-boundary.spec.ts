@@ -156,7 +156,7 @@ describe('the message-failure boundary with a failure policy', () => {
               return n % 2;
             },
             handle: (n: number) => [n],
-            onFailure: retryPolicy<number, number>({
+            failurePolicy: retryPolicy<number, number>({
               maxAttempts: 5,
               deadLetter: (n, error, context) => {
                 dead.push({ n, error, key: context.key, attempts: context.attempts });
@@ -188,7 +188,7 @@ describe('the message-failure boundary with a failure policy', () => {
             keyedDispatch({
               key: (n: number) => n,
               handle: (n: number) => (n === 1 ? Promise.reject(new Error('boom')) : [n]),
-              onFailure: retryPolicy<number, number>({ maxAttempts: 1, deadLetter }),
+              failurePolicy: retryPolicy<number, number>({ maxAttempts: 1, deadLetter }),
             }),
             toArray(),
           ),

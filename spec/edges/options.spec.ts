@@ -37,6 +37,7 @@ describe('option validation', () => {
   });
 
   it.each([
+    ['keyedDispatch', 'onFailure', () => keyedDispatch({ key, handle, onFailure: retryPolicy() } as never)],
     ['keyedDispatch', 'maxInflight', () => keyedDispatch({ key, handle, maxInflight: 4096 } as never)],
     [
       'keyedDispatch',

@@ -72,7 +72,7 @@ function runKeyedDispatch(withFailingKey: boolean): Run {
           handle,
           // Wide enough that the window never binds: what is measured is the lane, not the window.
           maxInFlight: 10_000,
-          onFailure: retryPolicy<Msg, string>({
+          failurePolicy: retryPolicy<Msg, string>({
             maxAttempts: 3,
             backoff: { initialMs: 100, factor: 2, jitter: 0 },
           }),

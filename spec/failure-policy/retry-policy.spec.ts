@@ -36,7 +36,7 @@ describe('retryPolicy on keyedDispatch', () => {
           executor,
           key: (m: Msg) => m.key,
           handle: (m: Msg) => (++attempts === 1 ? throwError(() => new VersionConflict()) : of(m.id)),
-          onFailure: retryPolicy<Msg, string>({ maxAttempts: 3, backoff: { initialMs: 5, jitter: 0 } }),
+          failurePolicy: retryPolicy<Msg, string>({ maxAttempts: 3, backoff: { initialMs: 5, jitter: 0 } }),
         }),
       );
       expectObservable(out).toBe('-----(1|)');
@@ -57,7 +57,7 @@ describe('retryPolicy on keyedDispatch', () => {
             if (attempts === 2) return cold<string>('-#', undefined, new VersionConflict());
             return of(m.id);
           },
-          onFailure: retryPolicy<Msg, string>({
+          failurePolicy: retryPolicy<Msg, string>({
             maxAttempts: 3,
             backoff: { initialMs: 2, factor: 1, jitter: 0 },
           }),
@@ -84,7 +84,7 @@ describe('retryPolicy on keyedDispatch', () => {
                 startedAt.push(scheduler.now());
                 return throwError(() => new VersionConflict());
               }),
-            onFailure: retryPolicy<Msg, string>(policy),
+            failurePolicy: retryPolicy<Msg, string>(policy),
           }),
         )
         .subscribe();
@@ -129,7 +129,7 @@ describe('retryPolicy on keyedDispatch', () => {
             m.key === 'bad'
               ? throwError(() => new VersionConflict(`conflict ${++attempt}`))
               : cold<string>('--(o|)'),
-          onFailure: retryPolicy<Msg, string>({
+          failurePolicy: retryPolicy<Msg, string>({
             maxAttempts: 3,
             backoff: { initialMs: 3, jitter: 0 },
             deadLetter: (m, error, context) => {
@@ -157,7 +157,7 @@ describe('retryPolicy on keyedDispatch', () => {
           executor,
           key: (m: Msg) => m.key,
           handle: () => throwError(() => new TypeError('bad payload')),
-          onFailure: retryPolicy<Msg, string>({
+          failurePolicy: retryPolicy<Msg, string>({
             maxAttempts: 5,
             retryable: (error) => error instanceof VersionConflict,
             deadLetter: (m, error, context) => {
@@ -185,7 +185,7 @@ describe('retryPolicy on keyedDispatch', () => {
             order.push(m.id);
             return m.id === 'k1' ? throwError(() => new VersionConflict()) : of(m.id);
           },
-          onFailure: retryPolicy<Msg, string>({
+          failurePolicy: retryPolicy<Msg, string>({
             maxAttempts: 2,
             backoff: { initialMs: 4, jitter: 0 },
             deadLetter: (m) => timer(3).pipe(map(() => order.push(`dead ${m.id}`))),
@@ -210,7 +210,7 @@ describe('retryPolicy on keyedDispatch', () => {
           executor,
           key: (m: Msg) => m.key,
           handle: (m: Msg) => (m.id === 'k1' ? throwError(() => new VersionConflict()) : of(m.id)),
-          onFailure: retryPolicy<Msg, string>({ maxAttempts: 2, backoff: { initialMs: 1, jitter: 0 } }),
+          failurePolicy: retryPolicy<Msg, string>({ maxAttempts: 2, backoff: { initialMs: 1, jitter: 0 } }),
         }),
       );
       expectObservable(out).toBe('-(b|)', { b: 'k2' });
@@ -229,7 +229,7 @@ describe('retryPolicy on keyedDispatch', () => {
           executor,
           key: (m: Msg) => m.key,
           handle: () => throwError(() => new VersionConflict()),
-          onFailure: retryPolicy<Msg, string>({
+          failurePolicy: retryPolicy<Msg, string>({
             maxAttempts: 1,
             deadLetter: () => throwError(() => new Error('dead-letter queue unavailable')),
           }),
@@ -266,7 +266,7 @@ describe('retryPolicy on keyedDispatch', () => {
             attempts++;
             return throwError(() => new VersionConflict());
           },
-          onFailure: retryPolicy<Msg, string>({ maxAttempts: 3, backoff: { initialMs: 10, jitter: 0 } }),
+          failurePolicy: retryPolicy<Msg, string>({ maxAttempts: 3, backoff: { initialMs: 10, jitter: 0 } }),
         }),
       );
       expectObservable(out, '^--!').toBe('---');
@@ -282,7 +282,7 @@ describe('retryPolicy on keyedDispatch', () => {
           executor,
           key: (m: Msg) => m.key,
           handle: (m: Msg) => (m.key === 'x' ? throwError(() => new VersionConflict()) : [m.id]),
-          onFailure: retryPolicy<Msg, string>({ maxAttempts: 1, deadLetter: () => of('ignored') }),
+          failurePolicy: retryPolicy<Msg, string>({ maxAttempts: 1, deadLetter: () => of('ignored') }),
         }),
       );
       expectObservable(out).toBe('-b|', { b: '2' });
@@ -294,9 +294,9 @@ describe('retryPolicy on keyedDispatch', () => {
       keyedDispatch({
         key: (m: Msg) => m.key,
         handle: threadHandler<Msg, string>(join(__dirname, 'no-such-module.js')),
-        onFailure: retryPolicy<Msg, string>(),
+        failurePolicy: retryPolicy<Msg, string>(),
       }),
-    ).toThrow('keyedDispatch: `onFailure` is not supported with a thread handler yet; got both');
+    ).toThrow('keyedDispatch: `failurePolicy` is not supported with a thread handler yet; got both');
   });
 
   it('rejects invalid options with a TypeError naming the option, the value and its type', () => {
@@ -314,9 +314,9 @@ describe('retryPolicy on keyedDispatch', () => {
       "retryPolicy: expected `retryable` to be a function, got 'yes' (string)",
     );
     expect(() =>
-      keyedDispatch({ key: (m: Msg) => m.key, handle: () => EMPTY, onFailure: { retry: 3 } as never }),
+      keyedDispatch({ key: (m: Msg) => m.key, handle: () => EMPTY, failurePolicy: { retry: 3 } as never }),
     ).toThrow(
-      'keyedDispatch: expected `onFailure` to be a failure policy (from retryPolicy()), got an object (object)',
+      'keyedDispatch: expected `failurePolicy` to be a failure policy (from retryPolicy()), got an object (object)',
     );
   });
 });

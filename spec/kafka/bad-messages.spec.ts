@@ -135,7 +135,7 @@ describe.each(ADAPTERS)('Kafka bad messages on $name with a real broker', (kind)
       first.receiver.pipe(
         keyedDispatch<KafkaMessage, string, void>({
           key: kafkaKey,
-          onFailure: retryPolicy({
+          failurePolicy: retryPolicy({
             maxAttempts: 3,
             deadLetter: (m, error, context) => {
               dead.push({ offset: m.offset, key: context.key, error });

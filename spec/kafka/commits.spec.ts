@@ -40,7 +40,7 @@ async function runMember(
           if (failing(event)) throw new Error(`${event.key}#${event.seq} failed`);
           handled.push(event);
         },
-        onFailure: retryPolicy({ maxAttempts: 1 }),
+        failurePolicy: retryPolicy({ maxAttempts: 1 }),
       }),
     ),
     { defaultValue: undefined },

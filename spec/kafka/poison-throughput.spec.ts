@@ -51,7 +51,7 @@ async function run(kind: ClientAdapter, poisoned: boolean): Promise<{ ms: number
       keyedDispatch<KafkaMessage, string, void>({
         key: kafkaKey,
         stats,
-        onFailure: retryPolicy({ maxAttempts: 1, deadLetter: () => {} }),
+        failurePolicy: retryPolicy({ maxAttempts: 1, deadLetter: () => {} }),
         handle: async (m) => {
           handled++;
           if (handled === EDGE) start = performance.now();

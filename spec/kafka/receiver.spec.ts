@@ -311,7 +311,7 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
         receiver.pipe(
           keyedDispatch<KafkaMessage, string, void>({
             key: kafkaKey,
-            onFailure: retryPolicy({ maxAttempts: 1 }),
+            failurePolicy: retryPolicy({ maxAttempts: 1 }),
             handle: async (m) => {
               if (m.offset === '1') throw new Error('boom');
             },

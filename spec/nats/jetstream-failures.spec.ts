@@ -103,7 +103,7 @@ describe('fromJetStream with a message whose key selector throws', () => {
         keyedDispatch({
           key: account,
           handle: () => [],
-          onFailure: retryPolicy<JetStreamMessage, string>({
+          failurePolicy: retryPolicy<JetStreamMessage, string>({
             deadLetter: (m, error, context) => {
               deadLetters.push({ seq: m.seq, key: context.key, error: (error as Error).name });
             },
@@ -142,7 +142,7 @@ describe('fromJetStream with messages that keep failing', () => {
             return [];
           },
           // Gives up at once, without a dead letter: settled failed, and naked.
-          onFailure: retryPolicy({ maxAttempts: 1 }),
+          failurePolicy: retryPolicy({ maxAttempts: 1 }),
         }),
       )
       .subscribe();

@@ -32,7 +32,7 @@ import {
   transfer,
 } from 'keyed-dispatch';
 
-export const dispatch = keyedDispatch({ key: (n: number) => n % 2, handle: (n) => [n], onFailure: retryPolicy<number, number>() });
+export const dispatch = keyedDispatch({ key: (n: number) => n % 2, handle: (n) => [n], failurePolicy: retryPolicy<number, number>() });
 export const source = fromIterable([1, 2, 3]);
 export const executor = new ThreadExecutor({ workers: 2, resourceLimits: { maxOldGenerationSizeMb: 64 } });
 export const handle = threadHandler<{ id: string; body: ArrayBuffer }, number>('./price.js', 'price', {

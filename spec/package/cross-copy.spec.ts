@@ -35,7 +35,7 @@ result.crossPolicyValues = await lastValueFrom(
     esm.keyedDispatch({
       key: (n) => n,
       handle: (n) => { if (n === 2) throw new Error('bad message'); return [n]; },
-      onFailure: cjs.retryPolicy({ maxAttempts: 1 }),
+      failurePolicy: cjs.retryPolicy({ maxAttempts: 1 }),
     }),
     toArray(),
   ),

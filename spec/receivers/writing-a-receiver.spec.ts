@@ -46,7 +46,7 @@ describe('the spool receiver of docs/writing-a-receiver.md', () => {
         keyedDispatch({
           maxInFlight: 4,
           key: keyOf,
-          onFailure: retryPolicy({ maxAttempts: 1 }),
+          failurePolicy: retryPolicy({ maxAttempts: 1 }),
           handle: async (file: SpoolFile) => {
             if (file.name === '0004-b.msg') throw new Error('cannot handle');
             return `${keyOf(file)}${file.text}`;

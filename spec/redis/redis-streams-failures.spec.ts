@@ -82,7 +82,7 @@ describe('fromRedisStreams with an entry whose key selector throws', () => {
         keyedDispatch({
           key: account,
           handle: (m) => [handled.push(m.data)],
-          onFailure: retryPolicy<RedisStreamMessage, string>({
+          failurePolicy: retryPolicy<RedisStreamMessage, string>({
             deadLetter: (m, error, context) => {
               deadLetters.push({ data: m.data, key: context.key, error: (error as Error).name });
             },
@@ -124,7 +124,7 @@ describe('fromRedisStreams with entries that keep failing', () => {
       },
     });
     const firstRun = first
-      .pipe(keyedDispatch({ maxInFlight: 1, key: (m) => m.key, handle, onFailure: failing }))
+      .pipe(keyedDispatch({ maxInFlight: 1, key: (m) => m.key, handle, failurePolicy: failing }))
       .subscribe();
     expect(await within(10_000, () => failed === 2)).toBe(true);
     await first.close();
@@ -153,7 +153,7 @@ describe('fromRedisStreams with entries that keep failing', () => {
             handled.push(m.data);
             return out;
           },
-          onFailure: failing,
+          failurePolicy: failing,
         }),
       ),
       { defaultValue: undefined },
