@@ -61,7 +61,14 @@ export interface RetryPolicyOptions<T, K> {
   random?: () => number;
 }
 
-type Handle<T, K, R> = (message: T, context: HandlerContext<K>) => ObservableInput<R>;
+/** A handler as a dispatcher calls it: of one message, or of a batch when `T` is an array. */
+export type Handle<T, K, R> = (message: T, context: HandlerContext<K>) => ObservableInput<R>;
+
+/**
+ * A failure policy around any handler of `T` (messages, or batches of them): what a dispatcher puts
+ * around its handler where the handler runs (see `withPolicy`, `withBatchPolicy`).
+ */
+export type PolicyWrap<T, K> = <R>(handle: Handle<T, K, R>) => Handle<T, K, R>;
 
 /** What `keyedDispatch` does with a handler's error. Create one with `retryPolicy`. */
 export interface FailurePolicy<T, K> {
@@ -76,24 +83,41 @@ export interface FailurePolicy<T, K> {
   };
 }
 
-/** Wraps a handler so its failures are retried, then dead-lettered, inside the key's mailbox. */
-type Wrap<T, K> = <R>(handle: Handle<T, K, R>) => Handle<T, K, R>;
+/** What a policy puts around a handler of messages (`wrap`) or of batches (`wrapBatch`). */
+interface Wrappers<T, K> {
+  wrap: PolicyWrap<T, K>;
+  wrapBatch: PolicyWrap<T[], K>;
+}
 
 /**
  * The wrapper of each policy, and the brand of `GaveUp`: shared slots, so a policy or error made by
  * another copy of the library (its CommonJS build beside the ESM one) is still recognised.
  */
-const wrappers = sharedSlot<Wrap<any, any>>('FailurePolicy.wrap');
+const wrappers = sharedSlot<Wrappers<any, any>>('FailurePolicy.wrap');
 const gaveUpBrands = sharedSlot<true>('GaveUp');
 
 /** True for a policy made by `retryPolicy`. */
 export function isFailurePolicy(value: unknown): value is FailurePolicy<unknown, unknown> {
-  return typeof wrappers.of(value) === 'function';
+  return wrappers.of(value) !== undefined;
 }
 
 /** `handle` with `policy` around it: its failures retried, then dead-lettered. */
 export function withPolicy<T, K, R>(policy: FailurePolicy<T, K>, handle: Handle<T, K, R>): Handle<T, K, R> {
-  return (wrappers.of(policy) as Wrap<T, K>)(handle);
+  return (wrappers.of(policy) as Wrappers<T, K>).wrap(handle);
+}
+
+/**
+ * A batch handler with `policy` around it. A failed batch is retried as a batch (`retryable` is asked
+ * with its first message); once its attempts are spent, or its error is not retryable, the batch is
+ * taken apart: its messages run one at a time, in order, each as a batch of one with attempts of its
+ * own, so only the messages that keep failing are dead-lettered. It then errors with a `BatchFailures`
+ * naming them, or completes when every message was handled in the end.
+ */
+export function withBatchPolicy<T, K, R>(
+  policy: FailurePolicy<T, K>,
+  handle: Handle<T[], K, R>,
+): Handle<T[], K, R> {
+  return (wrappers.of(policy) as Wrappers<T, K>).wrapBatch(handle);
 }
 
 /**
@@ -116,6 +140,27 @@ export class GaveUp extends Error {
 /** True for a `GaveUp` of any copy of the library. */
 export function isGaveUp(error: unknown): error is GaveUp {
   return gaveUpBrands.of(error) === true;
+}
+
+const batchFailuresBrands = sharedSlot<true>('BatchFailures');
+
+/**
+ * Raised by a batch handler under a policy once it has taken a failed batch apart: the `GaveUp` of
+ * each message the policy gave up on, by position in the batch (undefined for those handled).
+ */
+export class BatchFailures extends Error {
+  override name = 'BatchFailures';
+  constructor(readonly outcomes: ReadonlyArray<GaveUp | undefined>) {
+    super(
+      `gave up on ${outcomes.filter((o) => o !== undefined).length} message(s) of a batch of ${outcomes.length}`,
+    );
+    batchFailuresBrands.attach(this, true);
+  }
+}
+
+/** True for a `BatchFailures` of any copy of the library. */
+export function isBatchFailures(error: unknown): error is BatchFailures {
+  return batchFailuresBrands.of(error) === true;
 }
 
 interface ResolvedRetryPolicy<T, K> {
@@ -171,8 +216,50 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
   };
   const failurePolicy: FailurePolicy<T, K> = { kind: 'failure-policy' };
   // Not enumerable: the public object stays `{ kind }`.
-  wrappers.attach(failurePolicy, wrap);
+  wrappers.attach(failurePolicy, { wrap, wrapBatch });
   return failurePolicy;
+
+  function wrapBatch<R>(handle: Handle<T[], K, R>): Handle<T[], K, R> {
+    // Each message of a batch taken apart runs as a batch of one, under the policy as it is.
+    const one = wrap<R>((message, context) => handle([message], context));
+    // The batch's own attempts have no dead letter: giving up on the batch means taking it apart.
+    const asBatch: ResolvedRetryPolicy<T[], K> = {
+      ...policy,
+      retryable: (error, batch) => policy.retryable(error, batch[0] as T),
+      deadLetter: undefined,
+    };
+    const attempts = (
+      batch: T[],
+      context: HandlerContext<K>,
+      first: (attempts: Attempts<T[], K, R>) => () => void,
+    ): Observable<R> =>
+      new Observable<R>((subscriber) => {
+        const isolation = new Isolation(one, batch, context, subscriber);
+        const stop = first(
+          new Attempts(asBatch, handle, batch, context, {
+            next: (value) => subscriber.next(value),
+            complete: () => subscriber.complete(),
+            error: (err) => (isGaveUp(err) ? isolation.start() : subscriber.error(err)),
+          }),
+        );
+        return () => {
+          stop();
+          isolation.cancel();
+        };
+      });
+    return (batch, context) => {
+      if (batch.length === 1) return one(batch[0] as T, context);
+      let input: ObservableInput<R>;
+      try {
+        input = handle(batch, context);
+      } catch (err) {
+        return attempts(batch, context, (a) => a.failed(err));
+      }
+      // An array cannot fail any more, as with `wrap`.
+      if (Array.isArray(input)) return input;
+      return attempts(batch, context, (a) => a.follow(input));
+    };
+  }
 
   function wrap<R>(handle: Handle<T, K, R>): Handle<T, K, R> {
     return (message, context) => {
@@ -222,7 +309,7 @@ class Attempts<T, K, R> {
     private readonly handle: Handle<T, K, R>,
     private readonly message: T,
     private readonly context: HandlerContext<K>,
-    private readonly subscriber: Subscriber<R>,
+    private readonly subscriber: Pick<Subscriber<R>, 'next' | 'error' | 'complete'>,
   ) {}
 
   /** Subscribes to an attempt's result; returns the teardown of everything this object starts. */
@@ -337,6 +424,62 @@ class Attempts<T, K, R> {
     const running = this.running;
     this.running = null;
     running?.unsubscribe();
+  }
+}
+
+/**
+ * A batch taken apart: its messages one at a time, in order, each under the policy of its own. It
+ * completes when every message was handled in the end, else errors with a `BatchFailures`; a failure
+ * that is not the policy giving up (a dead letter that threw) errors it at once.
+ */
+class Isolation<T, K, R> {
+  /** Per message run so far: the `GaveUp` of those the policy gave up on, undefined for the others. */
+  private readonly outcomes: Array<GaveUp | undefined> = [];
+  private running: Subscription | null = null;
+  private cancelled = false;
+
+  constructor(
+    private readonly one: Handle<T, K, R>,
+    private readonly batch: readonly T[],
+    private readonly context: HandlerContext<K>,
+    private readonly subscriber: Subscriber<R>,
+  ) {}
+
+  /** Runs the messages, from the first; one that ends at once lets the next start in this loop, not deeper. */
+  start(): void {
+    while (!this.cancelled) {
+      const index = this.outcomes.length;
+      if (index === this.batch.length) {
+        if (this.outcomes.every((o) => o === undefined)) this.subscriber.complete();
+        else this.subscriber.error(new BatchFailures(this.outcomes));
+        return;
+      }
+      let starting = true;
+      let ended = false;
+      const settled = (outcome: GaveUp | undefined) => {
+        this.running = null;
+        this.outcomes.push(outcome);
+        ended = true;
+        if (!starting) this.start();
+      };
+      const running = from(this.one(this.batch[index] as T, this.context)).subscribe({
+        next: (value) => this.subscriber.next(value),
+        // A dead letter that failed errors the output, as it does outside a batch.
+        error: (err) => (isGaveUp(err) ? settled(err) : this.subscriber.error(err)),
+        complete: () => settled(undefined),
+      });
+      starting = false;
+      if (!ended) {
+        this.running = running;
+        return;
+      }
+    }
+  }
+
+  cancel(): void {
+    this.cancelled = true;
+    this.running?.unsubscribe();
+    this.running = null;
   }
 }
 

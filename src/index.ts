@@ -9,6 +9,7 @@ export {
   type RetryPolicyOptions,
   retryPolicy,
 } from './failure-policy';
+export { keyedBatchDispatch } from './keyed-batch-dispatch';
 export { keyedDispatch } from './keyed-dispatch';
 export { MessageError } from './message-error';
 export {
@@ -18,7 +19,7 @@ export {
   type LatencySummary,
   type MetricsSnapshot,
 } from './metrics';
-export type { KeyedDispatchOptions } from './options';
+export type { KeyedBatchDispatchOptions, KeyedDispatchOptions } from './options';
 export {
   isPullable,
   openReceiver,

@@ -1,7 +1,7 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import { createDispatcher } from './dispatch/create-dispatcher';
 import { throwAll } from './dispatch/dispatch-core';
-import { type KeyedDispatchOptions, resolveDispatchOptions } from './options';
+import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from './options';
 
 /**
  * Dispatches each message into a mailbox of its key: one message at a time per key, in receive order,
@@ -12,7 +12,13 @@ import { type KeyedDispatchOptions, resolveDispatchOptions } from './options';
  * with backpressure and settle (acknowledge) each message after its handler completes.
  */
 export function keyedDispatch<T, K, R>(options: KeyedDispatchOptions<T, K, R>): OperatorFunction<T, R> {
-  const resolved = resolveDispatchOptions(options);
+  return dispatchOperator(resolveDispatchOptions(options));
+}
+
+/** The operator of resolved options: one dispatcher per subscription. */
+export function dispatchOperator<T, K, R>(
+  resolved: ResolvedDispatchOptions<T, K, R>,
+): OperatorFunction<T, R> {
   return (source) =>
     new Observable<R>((subscriber) => {
       const dispatcher = createDispatcher(resolved, subscriber);

@@ -1,7 +1,14 @@
 import type { ObservableInput } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
 import { isKeyedExecutor, KeyedExecutor } from './executor';
-import { type FailurePolicy, isFailurePolicy, withPolicy } from './failure-policy';
+import {
+  type FailurePolicy,
+  type Handle,
+  isFailurePolicy,
+  type PolicyWrap,
+  withBatchPolicy,
+  withPolicy,
+} from './failure-policy';
 import { type DispatchStats, intakeBatch, isDispatchStats } from './stats';
 import type { ThreadHandler } from './threads/handler';
 import { isThreadHandler } from './threads/is-thread-handler';
@@ -75,10 +82,41 @@ export interface KeyedDispatchOptions<T, K, R> {
   failurePolicy?: FailurePolicy<T, K>;
 }
 
+/**
+ * Options of `keyedBatchDispatch`: those of `keyedDispatch`, with a handler of batches and `maxBatch`.
+ * Invalid values throw a `TypeError` naming the option when the operator is created.
+ */
+export interface KeyedBatchDispatchOptions<T, K, R>
+  extends Omit<KeyedDispatchOptions<T, K, R>, 'handle' | 'failurePolicy'> {
+  /**
+   * Handles a batch: consecutive messages of one key, in receive order, at most `maxBatch` of them. A
+   * batch holds the key's messages admitted by the time it is taken — when the key's previous batch
+   * completed, or, for a key with nothing running, at the end of the burst that brought its first
+   * message — and never waits for more to come. Returns any `ObservableInput`; its values are emitted by
+   * the operator, the key's next batch starts after it completes, and then each message of the batch is
+   * settled. A throw or error errors the output, unless `failurePolicy` handles it. On thread lanes, a
+   * `threadHandler(module, exportName)` whose function takes an array; the batch crosses as one posting.
+   */
+  handle: ((batch: T[], context: HandlerContext<K>) => ObservableInput<R>) | ThreadHandler<T[], R>;
+  /**
+   * Most messages in one batch. Integer from 1 to `maxPerKey` (a key never holds more in the window).
+   * Default `min(64, maxPerKey)`.
+   */
+  maxBatch?: number;
+  /**
+   * What to do when a batch fails, instead of erroring the output: with `retryPolicy({ ... })` a failed
+   * batch is retried as a batch; once its attempts are spent, its messages are retried one at a time, in
+   * order, each with attempts of its own, so only those that keep failing are dead-lettered and the
+   * others are handled. Default: none (a batch's error errors the output).
+   */
+  failurePolicy?: FailurePolicy<T, K>;
+}
+
 export interface ResolvedDispatchOptions<T, K, R> {
   key: (message: T) => K;
-  handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>;
-  /** Set when `handle` is a thread handler (then `handle` is never called on this thread). */
+  /** The handler and what goes around it. */
+  handling: Handling<T, K, R>;
+  /** Set when the handler is a thread handler (then `handling.handle` is never called on this thread). */
   threadHandler: ThreadHandler<unknown, unknown> | undefined;
   /** Of the handler's lane kind: a ThreadExecutor exactly when `threadHandler` is set. */
   executor: KeyedExecutor | ThreadExecutor;
@@ -89,9 +127,27 @@ export interface ResolvedDispatchOptions<T, K, R> {
   throughput: number;
   onOverflow: 'buffer' | 'error';
   stats: DispatchStats | undefined;
-  /** A failure policy wraps `handle`: a message whose key selector failed goes to it too. */
+  /** A failure policy goes around the handler: a message whose key selector failed goes to it too. */
   hasFailurePolicy: boolean;
 }
+
+/**
+ * What runs for admitted messages: a handler of one message per call (`keyedDispatch`), or of per-key
+ * batches of at most `maxBatch` (`keyedBatchDispatch`); `policy` is the failure policy to put around
+ * it, where it runs.
+ */
+export type Handling<T, K, R> =
+  | {
+      readonly batches: false;
+      readonly handle: Handle<T, K, R>;
+      readonly policy: PolicyWrap<T, K> | undefined;
+    }
+  | {
+      readonly batches: true;
+      readonly handle: Handle<T[], K, R>;
+      readonly policy: PolicyWrap<T[], K> | undefined;
+      readonly maxBatch: number;
+    };
 
 /** Every option of `keyedDispatch`; any other key is refused. */
 const DISPATCH_OPTIONS = [
@@ -116,6 +172,39 @@ export function resolveDispatchOptions<T, K, R>(
   owner = 'keyedDispatch',
 ): ResolvedDispatchOptions<T, K, R> {
   optionsObject(owner, options, DISPATCH_OPTIONS);
+  const policy = policyOption(owner, options.failurePolicy);
+  return resolveShared(owner, options, policy !== undefined, (handle) => ({
+    batches: false,
+    handle: handle as Handle<T, K, R>,
+    policy: policy === undefined ? undefined : (h) => withPolicy(policy, h),
+  }));
+}
+
+/** Every option of `keyedBatchDispatch`. */
+const BATCH_DISPATCH_OPTIONS = [...DISPATCH_OPTIONS, 'maxBatch'] as const;
+
+/** As `resolveDispatchOptions`, for `keyedBatchDispatch`: the handler takes per-key batches. */
+export function resolveBatchDispatchOptions<T, K, R>(
+  options: KeyedBatchDispatchOptions<T, K, R>,
+  owner = 'keyedBatchDispatch',
+): ResolvedDispatchOptions<T, K, R> {
+  optionsObject(owner, options, BATCH_DISPATCH_OPTIONS);
+  const policy = policyOption(owner, options.failurePolicy);
+  return resolveShared(owner, options, policy !== undefined, (handle, maxPerKey) => ({
+    batches: true,
+    handle: handle as Handle<T[], K, R>,
+    policy: policy === undefined ? undefined : (h) => withBatchPolicy(policy, h),
+    maxBatch: integerOption(owner, 'maxBatch', options.maxBatch, Math.min(64, maxPerKey), 1, maxPerKey),
+  }));
+}
+
+/** The options both operators share, checked, with the handling `handling` makes of the handler. */
+function resolveShared<T, K, R>(
+  owner: string,
+  options: Omit<KeyedDispatchOptions<T, K, R>, 'handle' | 'failurePolicy'> & { handle: unknown },
+  hasFailurePolicy: boolean,
+  handling: (handle: Handle<unknown, K, R>, maxPerKey: number) => Handling<T, K, R>,
+): ResolvedDispatchOptions<T, K, R> {
   const maxInFlight = integerOption(owner, 'maxInFlight', options.maxInFlight, 256, 1);
   const onOverflow = options.onOverflow === undefined ? 'buffer' : options.onOverflow;
   if (onOverflow !== 'buffer' && onOverflow !== 'error') {
@@ -124,41 +213,32 @@ export function resolveDispatchOptions<T, K, R>(
     );
   }
   const threadHandler = isThreadHandler(options.handle) ? options.handle : undefined;
-  const failurePolicy = options.failurePolicy;
-  if (failurePolicy !== undefined && !isFailurePolicy(failurePolicy)) {
-    throw new TypeError(
-      `${owner}: expected \`failurePolicy\` to be a failure policy (from retryPolicy()), got ${describe(failurePolicy)}`,
-    );
-  }
-  if (failurePolicy !== undefined && threadHandler) {
+  if (hasFailurePolicy && threadHandler) {
     throw new TypeError(`${owner}: \`failurePolicy\` is not supported with a thread handler yet; got both`);
   }
   const handle = threadHandler
     ? runsInThreads
-    : functionOption(
-        owner,
-        'handle',
-        options.handle as (message: T, context: HandlerContext<K>) => ObservableInput<R>,
-      );
+    : functionOption(owner, 'handle', options.handle as Handle<unknown, K, R>);
   if (options.stats !== undefined && !isDispatchStats(options.stats)) {
     throw new TypeError(
       `${owner}: expected \`stats\` to be a DispatchStats or DispatchMetrics, got ${describe(options.stats)}`,
     );
   }
+  const maxPerKey = integerOption(
+    owner,
+    'maxPerKey',
+    options.maxPerKey,
+    Math.max(1, Math.floor(maxInFlight / 4)),
+    1,
+    maxInFlight,
+  );
   return {
     key: functionOption(owner, 'key', options.key),
-    handle: failurePolicy === undefined || threadHandler ? handle : withPolicy(failurePolicy, handle),
+    handling: handling(handle, maxPerKey),
     threadHandler,
     executor: executorOf(owner, options.executor, threadHandler),
     maxInFlight,
-    maxPerKey: integerOption(
-      owner,
-      'maxPerKey',
-      options.maxPerKey,
-      Math.max(1, Math.floor(maxInFlight / 4)),
-      1,
-      maxInFlight,
-    ),
+    maxPerKey,
     maxParked: integerOption(
       owner,
       'maxParked',
@@ -170,8 +250,21 @@ export function resolveDispatchOptions<T, K, R>(
     throughput: integerOption(owner, 'throughput', options.throughput, 16, 1),
     onOverflow,
     stats: options.stats,
-    hasFailurePolicy: failurePolicy !== undefined,
+    hasFailurePolicy,
   };
+}
+
+/** Checks the `failurePolicy` option. */
+function policyOption<T, K>(
+  owner: string,
+  policy: FailurePolicy<T, K> | undefined,
+): FailurePolicy<T, K> | undefined {
+  if (policy !== undefined && !isFailurePolicy(policy)) {
+    throw new TypeError(
+      `${owner}: expected \`failurePolicy\` to be a failure policy (from retryPolicy()), got ${describe(policy)}`,
+    );
+  }
+  return policy;
 }
 
 /** The executor of the handler's lane kind: the one given, which must be of that kind, or the shared one. */

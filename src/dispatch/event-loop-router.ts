@@ -3,8 +3,7 @@ import type { LaneSet } from '../engine/lane-set';
 import { type HandlerContext, type Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
 import { MailboxTable } from '../engine/mailbox-table';
 import type { HandlerTimer } from '../stats';
-import type { DispatchCore } from './dispatch-core';
-import type { Router } from './router';
+import type { Routed, Router } from './router';
 
 /**
  * Routing on event-loop lanes: a mailbox per key with unfinished messages, pinned to a lane of the
@@ -23,7 +22,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   private timedSince = 0;
 
   constructor(
-    private readonly dispatcher: DispatchCore<T, K, R>,
+    private readonly dispatcher: Routed<T, K, R>,
     private readonly lanes: LaneSet,
     /** The user's handler, held here so the per-message call skips the options object. */
     private readonly userHandler: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
@@ -31,6 +30,8 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
     private readonly maxPerKey: number,
     timer: HandlerTimer | null,
+    /** Messages in an item, when items are batches (see `MailboxOwner`). */
+    readonly sizeOf: ((item: T) => number) | undefined = undefined,
   ) {
     this.timer = timer;
     this.untilTimed = timer?.every ?? 0;
@@ -154,7 +155,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   }
 }
 
-function isRunning(mailbox: Mailbox<unknown, unknown, unknown>): boolean {
+function isRunning<T, K, R>(mailbox: Mailbox<T, K, R>): boolean {
   return (
     mailbox.state === MailboxState.Running ||
     mailbox.state === MailboxState.Waiting ||

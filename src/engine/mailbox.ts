@@ -26,6 +26,12 @@ export interface HandlerContext<K> {
 export interface MailboxOwner<T, K, R> {
   /** Messages one mailbox runs in a turn while they complete synchronously. */
   readonly throughput: number;
+  /**
+   * How many messages an item of the queue holds, when items are batches (absent: one each), so that
+   * a turn counts messages: it runs batches while they complete synchronously until they held
+   * `throughput` messages (at least one batch; a batch is never split).
+   */
+  readonly sizeOf?: (item: T) => number;
   /** True once torn down: mailboxes stop at the next step and drop what they hold. */
   readonly closed: boolean;
   /**
@@ -174,13 +180,16 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       return 1;
     }
     this.state = MailboxState.Running;
-    for (let started = 1, throughput = owner.throughput; ; started++) {
-      if (!this.start(this.queue.shift() as T)) {
+    const sizeOf = owner.sizeOf;
+    for (let started = 1, ran = 0, throughput = owner.throughput; ; started++) {
+      const message = this.queue.shift() as T;
+      if (!this.start(message)) {
         if (!owner.closed) this.state = MailboxState.Waiting;
         return started;
       }
       if (owner.closed) return started;
-      if (this.queue.size === 0 || started === throughput) {
+      ran += sizeOf === undefined ? 1 : sizeOf(message);
+      if (this.queue.size === 0 || ran >= throughput) {
         this.resumeOrRetire();
         return started;
       }

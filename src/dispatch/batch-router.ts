@@ -1,0 +1,194 @@
+import { asapScheduler, type Subscription } from 'rxjs';
+import { threadLoop } from '../engine/lane-loop';
+import { isBatchFailures, isGaveUp } from '../failure-policy';
+import type { Routed, Router } from './router';
+
+/** A key's messages in a batch router. */
+interface KeyBatches<T> {
+  /** Messages of the key not finished: in the batch handed over, and waiting in `next`. */
+  unfinished: number;
+  /** The batch handed to the router below and not finished, if any. */
+  running: T[] | null;
+  /** Batches waiting for `running` to finish, oldest first; the newest takes messages while it has room. */
+  next: T[][];
+}
+
+/** Messages in a batch: the size of an item of the router below (see `MailboxOwner.sizeOf`). */
+export const batchSize = (batch: unknown[]): number => batch.length;
+
+/**
+ * Per-key batches in front of a router of either lane kind. A key has one batch at a time in the
+ * router below, which runs it as one item of the key (on thread lanes it crosses as one posting); the
+ * key's messages that arrive meanwhile gather into its next batch (at most `maxBatch` each), handed
+ * over as soon as the running one is done. A key with nothing running hands its first batch over at
+ * the end of the burst that brought its first message (a microtask later; virtual time in
+ * `TestScheduler.run`), so messages that arrive together travel together; nothing ever waits for a
+ * batch to fill. Every message counts in the window and in its key's share, and each is settled when
+ * its batch is done.
+ */
+export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
+  private readonly inner: Router<T[], K>;
+  private readonly keys = new Map<K, KeyBatches<T>>();
+  /** Keys with nothing running that got a first batch in the current burst, handed over at its end. */
+  private starting: K[] = [];
+  private startLater: Subscription | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly dispatcher: Routed<T, K, R>,
+    private readonly maxBatch: number,
+    /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
+    private readonly maxPerKey: number,
+    inner: (routed: Routed<T[], K, R>) => Router<T[], K>,
+  ) {
+    this.inner = inner(this);
+  }
+
+  get liveMailboxes(): number {
+    return this.keys.size;
+  }
+
+  open(): void {
+    this.inner.open();
+  }
+
+  route(key: K, message: T): boolean {
+    let batches = this.keys.get(key);
+    if (batches === undefined) {
+      batches = { unfinished: 0, running: null, next: [] };
+      this.keys.set(key, batches);
+    } else if (batches.unfinished >= this.maxPerKey) return false;
+    batches.unfinished++;
+    const newest = batches.next[batches.next.length - 1];
+    if (newest !== undefined && newest.length < this.maxBatch) newest.push(message);
+    else batches.next.push([message]);
+    if (batches.running === null && newest === undefined) this.startAtBurstEnd(key);
+    return true;
+  }
+
+  private startAtBurstEnd(key: K): void {
+    this.starting.push(key);
+    this.startLater ??= asapScheduler.schedule(() => {
+      this.startLater = null;
+      const keys = this.starting;
+      this.starting = [];
+      // Every batch is handed over before any lane runs: the keys take their turns in order.
+      threadLoop.hold();
+      try {
+        for (const k of keys) {
+          const batches = this.keys.get(k);
+          if (batches !== undefined && batches.running === null) this.handOver(k, batches);
+        }
+      } finally {
+        threadLoop.release();
+      }
+    });
+  }
+
+  /** The key's oldest waiting batch goes to the router below. */
+  private handOver(key: K, batches: KeyBatches<T>): void {
+    const batch = batches.next.shift();
+    if (batch === undefined || this.closed) return;
+    batches.running = batch;
+    // One batch of a key at a time, so the router below never finds the key at its share.
+    this.inner.route(key, batch);
+  }
+
+  discard(matches: (message: T) => boolean): T[] {
+    const discarded: T[] = [];
+    // A batch handed over and not started is taken back whole or not at all (on a thread, it is one posting).
+    const withdrawn = new Set(this.inner.discard((batch) => batch.every(matches)));
+    for (const [key, batches] of [...this.keys]) {
+      if (batches.running !== null && withdrawn.has(batches.running)) {
+        for (const m of batches.running) discarded.push(m);
+        batches.unfinished -= batches.running.length;
+        batches.running = null;
+      }
+      for (const batch of batches.next) {
+        const kept = batch.filter((m) => !matches(m));
+        if (kept.length === batch.length) continue;
+        for (const m of batch) if (matches(m)) discarded.push(m);
+        batches.unfinished -= batch.length - kept.length;
+        batch.splice(0, batch.length, ...kept);
+      }
+      batches.next = batches.next.filter((batch) => batch.length > 0);
+      if (batches.unfinished === 0) this.keys.delete(key);
+      else if (batches.running === null) this.handOver(key, batches);
+    }
+    return discarded;
+  }
+
+  unfinished(): T[] {
+    const messages = this.inner.unfinished().flat();
+    for (const batches of this.keys.values()) for (const batch of batches.next) messages.push(...batch);
+    return messages;
+  }
+
+  backlogOf(key: K): number {
+    return this.keys.get(key)?.unfinished ?? 0;
+  }
+
+  hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
+    const all: Array<{ key: unknown; backlog: number }> = [];
+    for (const [key, batches] of this.keys) all.push({ key, backlog: batches.unfinished });
+    return all.sort((a, b) => b.backlog - a.backlog).slice(0, n);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.startLater?.unsubscribe();
+    this.startLater = null;
+    this.keys.clear();
+    this.inner.close();
+  }
+
+  // Routed: what the router below reports for a batch, passed on for each of its messages.
+  emit(value: R): void {
+    this.dispatcher.emit(value);
+  }
+
+  done(batch: T[], key: K): void {
+    this.settle(batch, key, (m) => this.dispatcher.done(m, key));
+  }
+
+  /**
+   * A policy that took the batch apart names the messages it gave up on (the others were handled); one
+   * that gave up on a batch of one names it by its error. Any other error errors the output, as a
+   * handler error does, naming the batch's first message.
+   */
+  failed(batch: T[], key: K, error: unknown): void {
+    if (isBatchFailures(error)) {
+      this.settle(batch, key, (m, i) => {
+        const gaveUp = error.outcomes[i];
+        if (gaveUp === undefined) this.dispatcher.done(m, key);
+        else this.dispatcher.failed(m, key, gaveUp);
+      });
+    } else if (isGaveUp(error)) {
+      this.settle(batch, key, (m) => this.dispatcher.failed(m, key, error));
+    } else {
+      this.settle(batch, key, (m) => this.dispatcher.failed(m, key, error), 1);
+    }
+  }
+
+  terminate(error: unknown): unknown[] {
+    return this.dispatcher.terminate(error);
+  }
+
+  /**
+   * Settles the first `count` messages of the key's running batch with `each`, one by one, each leaving
+   * the key's count as it goes (a message of the key parked outside the window takes its place and
+   * waits for the next batch); then the key's next batch is handed over.
+   */
+  private settle(batch: T[], key: K, each: (message: T, index: number) => void, count = batch.length): void {
+    const batches = this.keys.get(key);
+    if (batches === undefined || batches.running !== batch) return;
+    for (let i = 0; i < count && !this.closed; i++) {
+      batches.unfinished--;
+      each(batch[i] as T, i);
+    }
+    batches.running = null;
+    if (this.closed) return;
+    if (batches.unfinished === 0) this.keys.delete(key);
+    else this.handOver(key, batches);
+  }
+}

@@ -1,0 +1,22 @@
+import type { OperatorFunction } from 'rxjs';
+import { dispatchOperator } from './keyed-dispatch';
+import { type KeyedBatchDispatchOptions, resolveBatchDispatchOptions } from './options';
+
+/**
+ * `keyedDispatch` for handlers that pay per call rather than per message (a store's bulk upsert, an
+ * aggregate appending events, a ledger posting entries): the handler gets the queued messages of one
+ * key at once, in receive order, up to `maxBatch` — a batch never mixes keys and never waits to fill.
+ * Per-key order, the window and each key's share hold as in `keyedDispatch`, counted in messages; a
+ * key's next batch starts after its previous batch completed; each message is settled (and so
+ * acknowledged by its receiver) when its batch completes. With `failurePolicy`, a failed batch is
+ * retried, then taken apart so that only the messages that keep failing are dead-lettered.
+ *
+ * An operator of its own rather than an option of `keyedDispatch`, so that the handler's parameter is
+ * exactly `T[]` (and a thread handler's module exports a function of arrays), with no overload or
+ * union to narrow.
+ */
+export function keyedBatchDispatch<T, K, R>(
+  options: KeyedBatchDispatchOptions<T, K, R>,
+): OperatorFunction<T, R> {
+  return dispatchOperator(resolveBatchDispatchOptions(options));
+}
