@@ -1,4 +1,5 @@
 import { existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import type { KafkaBytes } from '../../src/kafka';
 
 /** What a Kafka bench child prints on its last line. */
 export interface KafkaRunResult {
@@ -43,7 +44,7 @@ export class Tally {
     this.next = new Int32Array(keys).fill(this.seen.size === 0 ? 0 : -1);
   }
 
-  record(value: Buffer | string | null): void {
+  record(value: KafkaBytes | string | null): void {
     const text = String(value);
     const colon = text.indexOf(':');
     const key = Number(text.slice(0, colon));

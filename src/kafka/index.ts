@@ -22,11 +22,18 @@ export {
 } from './kafkajs-adapter';
 export {
   type KafkaJsProducer,
+  type KafkaJsProducerRecord,
   type KeyedProducer,
   type KeyedProducerOptions,
   keyedProducer,
 } from './keyed-producer';
-export { type KafkaHeaders, type KafkaMessage, type KafkaRecord, kafkaKey } from './message';
+export {
+  type KafkaBytes,
+  type KafkaHeaders,
+  type KafkaMessage,
+  type KafkaRecord,
+  kafkaKey,
+} from './message';
 export {
   type PlatformaticAdapterOptions,
   type PlatformaticConsumer,

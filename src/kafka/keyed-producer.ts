@@ -1,13 +1,28 @@
 import { describe, functionOption, optionsObject } from '../validate';
 import type { KafkaHeaders } from './message';
 
+/**
+ * The records a kafkajs `Producer.send` takes, with their bytes typed by shape: `Uint8Array`, of which
+ * Node's `Buffer` is one. `keyedProducer` sends string keys, and values and header values as strings
+ * or `Buffer`s.
+ */
+export interface KafkaJsProducerRecord {
+  /** The topic to send to. */
+  topic: string;
+  /** The records, in order. */
+  messages: Array<{
+    key?: string | Uint8Array | null;
+    value: string | Uint8Array | null;
+    headers?: KafkaHeaders<Uint8Array>;
+  }>;
+}
+
 /** The part of a kafkajs `Producer` the helper uses (structural; any client with this `send` fits). */
 export interface KafkaJsProducer {
+  // A method, so its parameter is compared both ways: kafkajs's own `send`, whose records are these
+  // with `Buffer` for `Uint8Array`, fits.
   /** Sends records to a topic; resolves once the broker has them. */
-  send(record: {
-    topic: string;
-    messages: Array<{ key: string; value: string | Buffer; headers?: KafkaHeaders }>;
-  }): Promise<unknown>;
+  send(record: KafkaJsProducerRecord): Promise<unknown>;
 }
 
 /** Options of `keyedProducer`. */
@@ -16,10 +31,10 @@ export interface KeyedProducerOptions<T> {
   topic: string;
   /** The aggregate ID of a message: the record key, so every message of one aggregate lands in one partition. */
   key: (message: T) => string;
-  /** The record value. Default `JSON.stringify(message)`. */
-  value?: (message: T) => string | Buffer;
-  /** Record headers of a message. Default none. */
-  headers?: (message: T) => KafkaHeaders;
+  /** The record value: text, or bytes (any `Uint8Array`; a `Buffer` is one). Default `JSON.stringify(message)`. */
+  value?: (message: T) => string | Uint8Array;
+  /** Record headers of a message (values as text or bytes). Default none. */
+  headers?: (message: T) => KafkaHeaders<Uint8Array>;
 }
 
 /** Sends messages keyed by aggregate ID. */

@@ -1,5 +1,15 @@
 import type { PartitionTracker } from './partition-tracker';
 
+/**
+ * A record's bytes as the Kafka clients hand them over: Node `Buffer`s at run time, typed by their shape
+ * so a project compiles without Node's types. `toString('utf8')` reads them as text, as a `Buffer` does
+ * (`TextDecoder` works too); any `Uint8Array` fits where one is expected (a record built in a test).
+ */
+export interface KafkaBytes extends Uint8Array {
+  /** The bytes as text in `encoding` (a Node `Buffer` encoding; default `'utf8'`). */
+  toString(encoding?: string): string;
+}
+
 /** One Kafka record as the receiver delivers it to `keyedDispatch`. */
 export interface KafkaMessage {
   /** The topic the record was read from. */
@@ -12,26 +22,33 @@ export interface KafkaMessage {
    * The record's key (`null` when it has none; on @platformatic/kafka, whose client reads a missing key
    * as an empty one, also when it is empty); `kafkaKey` reads it as text.
    */
-  readonly key: Buffer | null;
+  readonly key: KafkaBytes | null;
   /** The record's payload (`null` for a tombstone). */
-  readonly value: Buffer | null;
+  readonly value: KafkaBytes | null;
   /** The record's headers. */
   readonly headers: KafkaHeaders;
   /** Milliseconds since the epoch, as a decimal string. */
   readonly timestamp: string;
 }
 
-/** Record headers by name, as the Kafka client gives them. */
-export type KafkaHeaders = Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+/**
+ * Record headers by name, as the Kafka client gives them (a name seen more than once has an array).
+ * `Bytes` is what a header value's bytes are: `KafkaBytes` on a received record, any `Uint8Array` on one
+ * to send.
+ */
+export type KafkaHeaders<Bytes extends Uint8Array = KafkaBytes> = Record<
+  string,
+  Bytes | string | Array<Bytes | string> | undefined
+>;
 
 /** A fetched record as an adapter hands it over (before it is tied to a partition's tracker). */
 export interface KafkaRecord {
   /** The record's offset (a 64-bit integer, as a decimal string). */
   offset: string;
   /** The record's key, `null` when it has none. */
-  key: Buffer | null;
+  key: KafkaBytes | null;
   /** The record's payload, `null` for a tombstone. */
-  value: Buffer | null;
+  value: KafkaBytes | null;
   /** The record's headers, when it has any. */
   headers?: KafkaHeaders;
   /** Milliseconds since the epoch, as a decimal string. */
@@ -43,8 +60,8 @@ export interface KafkaRecord {
  * settling it is an array write, not a lookup.
  */
 export class TrackedKafkaMessage implements KafkaMessage {
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
+  readonly key: KafkaBytes | null;
+  readonly value: KafkaBytes | null;
   readonly headers: KafkaHeaders;
   readonly offset: string;
   readonly timestamp: string;
