@@ -75,8 +75,8 @@ export function keyedProducer<T>(
       );
     }
     return headers === undefined
-      ? { key: k, value: value(message) }
-      : { key: k, value: value(message), headers: headers(message) };
+      ? { key: k, value: asBuffer(value(message)) }
+      : { key: k, value: asBuffer(value(message)), headers: headersAsBuffers(headers(message)) };
   };
   return {
     async send(messages) {
@@ -85,4 +85,24 @@ export function keyedProducer<T>(
       await producer.send({ topic, messages: list.map(record) });
     },
   };
+}
+
+/**
+ * kafkajs writes only a `Buffer` as bytes, any other typed array as its text ("1,2,3"): such an array
+ * goes as a `Buffer` over the same memory.
+ */
+function asBuffer<V>(bytes: V): V | Buffer {
+  return ArrayBuffer.isView(bytes) && !Buffer.isBuffer(bytes)
+    ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    : bytes;
+}
+
+/** The headers with their typed arrays as `Buffer`s (see `asBuffer`). */
+function headersAsBuffers<H>(headers: H): H {
+  if (typeof headers !== 'object' || headers === null) return headers;
+  const sent: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    sent[name] = Array.isArray(value) ? value.map(asBuffer) : asBuffer(value);
+  }
+  return sent as H;
 }
