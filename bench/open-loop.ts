@@ -87,8 +87,8 @@ export class ScheduleReceiver<T> extends Receiver<T> {
 }
 
 /**
- * The per-key promise chain fed by an open-loop schedule: its producer offers what has arrived while a
- * slot is free, and again when one frees.
+ * The per-key promise chain fed by an open-loop schedule: its producer offers what has arrived, awaiting
+ * a free slot whenever 256 are unfinished.
  */
 export function openLoopChain<T, K>(
   input: readonly T[],
@@ -99,16 +99,25 @@ export function openLoopChain<T, K>(
 ): { arrive(count: number): void; stop(): void; taken(): number } {
   let taken = 0;
   let arrived = 0;
-  const pump = () => {
-    while (taken < arrived && chain.offer(input[taken])) taken++;
+  let stopped = false;
+  let producing = false;
+  const chain = promiseChain(key, handle, (m) => stopped || done(m), maxInFlight);
+  const produce = async () => {
+    producing = true;
+    while (!stopped && taken < arrived) {
+      if (chain.full) await chain.free();
+      else chain.offer(input[taken++]);
+    }
+    producing = false;
   };
-  const chain = promiseChain(key, handle, done, pump, maxInFlight);
   return {
     arrive(count) {
       arrived = count;
-      pump();
+      if (!producing) void produce();
     },
-    stop: () => chain.stop(),
+    stop: () => {
+      stopped = true;
+    },
     taken: () => taken,
   };
 }

@@ -1,83 +1,82 @@
 import { createConnection } from 'node:net';
-import { machine, type Scenario, writeSection } from './lib';
+import { publish, refreshPages, type Scenario } from './report';
 
-/** Scenarios by name, loaded lazily so one scenario's dependencies never slow another. */
-const scenarios: Record<string, () => Promise<{ default: Scenario }>> = {
-  core: () => load('core'),
-  latency: () => load('latency'),
-  profile: () => load('profile'),
-  isolation: () => load('isolation'),
-  kafka: () => load('kafka'),
-  'kafka-redelivery': () => load('kafka-redelivery'),
-  threads: () => load('threads'),
-  'threads-scaling': () => load('threads-scaling'),
-  'hot-key': () => load('hot-key'),
-  claims: () => load('claims'),
-  memory: () => load('memory'),
-  soak: () => load('soak'),
-  dashboard: () => load('dashboard'),
+/**
+ * `npm run bench` runs every scenario; `npm run bench -- <name> [--rounds n] [args]` one of them;
+ * `npm run bench -- pages` only rewrites BENCHMARKS.md's summary and the quoted figures from the results.
+ * The summary lists the scenarios in this order.
+ */
+export const scenarios: Record<string, () => { default: Scenario }> = {
+  core: () => require('./scenarios/core'),
+  batches: () => require('./scenarios/batches'),
+  'hot-key': () => require('./scenarios/hot-key'),
+  isolation: () => require('./scenarios/isolation'),
+  memory: () => require('./scenarios/memory'),
+  threads: () => require('./scenarios/threads'),
+  kafka: () => require('./scenarios/kafka'),
+  'kafka-redelivery': () => require('./scenarios/kafka-redelivery'),
 };
 
-/** A scenario module, required when it runs (a CommonJS require: the bench runs under ts-node's register hook). */
-function load(name: string): Promise<{ default: Scenario }> {
-  return Promise.resolve(require(`./scenarios/${name}`));
-}
+const KAFKA = '127.0.0.1:9092';
+/** Scenarios that need a broker: skipped (not failed) when running them all and it does not answer. */
+const brokers: Record<string, string> = { kafka: KAFKA, 'kafka-redelivery': KAFKA, batches: KAFKA };
 
-/** Why a scenario cannot run here (a broker it needs is down), or null when it can. Checked when running all. */
-const preconditions: Record<string, () => Promise<string | null>> = {
-  kafka: () =>
-    listening(
-      '127.0.0.1',
-      9092,
-      'no Kafka broker answers on 127.0.0.1:9092 (start one: scripts/brokers/kafka.sh)',
-    ),
-  'kafka-redelivery': () =>
-    listening(
-      '127.0.0.1',
-      9092,
-      'no Kafka broker answers on 127.0.0.1:9092 (start one: scripts/brokers/kafka.sh)',
-    ),
-};
-
-/** Resolves to null when something accepts a TCP connection on host:port within a second, else to `reason`. */
-function listening(host: string, port: number, reason: string): Promise<string | null> {
+/** Whether something accepts a TCP connection on `address` within a second. */
+function listening(address: string): Promise<boolean> {
+  const [host, port] = address.split(':');
   return new Promise((resolve) => {
-    const socket = createConnection({ host, port, timeout: 1000 });
-    const done = (result: string | null) => {
+    const socket = createConnection({ host, port: Number(port), timeout: 1000 });
+    const done = (up: boolean) => {
       socket.destroy();
-      resolve(result);
+      resolve(up);
     };
-    socket.once('connect', () => done(null));
-    socket.once('timeout', () => done(reason));
-    socket.once('error', () => done(reason));
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
   });
 }
 
-async function main(): Promise<void> {
-  const [name, ...args] = process.argv.slice(2);
-  const all = !name || name === 'all';
-  const names = all ? Object.keys(scenarios) : [name];
-  for (const n of names) {
-    const load = scenarios[n];
-    if (!load) {
-      console.error(`unknown scenario '${n}'; known: ${Object.keys(scenarios).join(', ')}`);
-      process.exitCode = 2;
-      return;
-    }
-    const skip = await preconditions[n]?.();
-    if (skip) {
-      console.log(`\n## ${n}: skipped, ${skip}`);
-      if (!all) process.exitCode = 1;
-      continue;
-    }
-    const scenario = (await load()).default;
-    console.log(`\n## ${n}: ${scenario.title}\n(${machine()})\n`);
-    const section = await scenario.run(all ? [] : args);
-    writeSection(
-      n,
-      `## ${n}: ${scenario.title}\n\nMachine: ${machine()}. Reproduce: \`npm run bench -- ${n}\`.\n\n${section}`,
-    );
+/** The scenario's module, or undefined (said on the console) while a registered scenario has none yet. */
+function loaded(name: string, load: () => { default: Scenario }): Scenario | undefined {
+  try {
+    return load().default;
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'MODULE_NOT_FOUND' || !String(err).includes(`scenarios/${name}`))
+      throw err;
+    console.log(`${name}: skipped, bench/scenarios/${name}.ts is not there yet`);
+    return undefined;
   }
 }
 
-void main();
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const order = Object.keys(scenarios);
+  if (argv[0] === 'pages') return refreshPages(order);
+  const all = argv.length === 0 || argv[0] === 'all';
+  const at = argv.indexOf('--rounds');
+  const rounds = at >= 0 ? Number(argv[at + 1]) : undefined;
+  const args = argv.slice(1).filter((_, i) => i + 1 !== at && i + 1 !== at + 1);
+  for (const name of all ? order : [argv[0]]) {
+    const load = scenarios[name];
+    if (!load) {
+      console.error(`unknown scenario '${name}'; known: ${order.join(', ')}`);
+      process.exitCode = 2;
+      return;
+    }
+    const broker = brokers[name];
+    if (broker && !(await listening(broker))) {
+      console.log(`${name}: skipped, no broker answers on ${broker} (scripts/brokers/kafka.sh starts one)`);
+      if (!all) process.exitCode = 1;
+      continue;
+    }
+    const scenario = loaded(name, load);
+    if (!scenario) continue;
+    console.log(`\n## ${name}: ${scenario.title}\n`);
+    const report = await scenario.run({ rounds, args: all ? [] : args });
+    const command = ['npm run bench --', name, ...(rounds ? ['--rounds', String(rounds)] : []), ...args];
+    publish(name, scenario.title, command.join(' '), report, order);
+    console.log(`${report.tables}\n\nwritten: bench/results/${name}.md`);
+  }
+}
+
+if (require.main === module) void main();

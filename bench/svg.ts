@@ -1,7 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-
-/** A dependency-free SVG chart writer for BENCHMARKS.md: grouped bars and lines, nothing more. */
+/** A dependency-free SVG chart writer for the benchmark results: grouped bars, nothing more. */
 
 export interface Series {
   readonly name: string;
@@ -10,11 +7,10 @@ export interface Series {
 
 export interface Chart {
   readonly title: string;
-  /** Label under each group of bars, or each x point of a line chart. */
-  readonly categories: readonly (string | number)[];
+  /** Label under each group of bars. */
+  readonly categories: readonly string[];
   readonly series: readonly Series[];
   readonly yLabel: string;
-  readonly xLabel?: string;
 }
 
 const COLORS = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#9c755f'];
@@ -57,11 +53,6 @@ function frame(chart: Chart, top: number, step: number, body: string[]): string 
   out.push(
     `<text transform="translate(16 ${PAD.top + plotH / 2}) rotate(-90)" text-anchor="middle">${esc(chart.yLabel)}</text>`,
   );
-  if (chart.xLabel) {
-    out.push(
-      `<text x="${W - PAD.right}" y="${H - PAD.bottom + 32}" text-anchor="end">${esc(chart.xLabel)}</text>`,
-    );
-  }
   out.push(...body);
   chart.series.forEach((s, i) => {
     const x = PAD.left + (i % 3) * 230;
@@ -96,40 +87,4 @@ export function barChart(chart: Chart): string {
     );
   });
   return frame(chart, top, step, body);
-}
-
-/** Lines over numeric or evenly spaced categories. */
-export function lineChart(chart: Chart): string {
-  const { top, step } = axis(Math.max(...chart.series.flatMap((s) => s.values)));
-  const plotW = W - PAD.left - PAD.right;
-  const plotH = H - PAD.top - PAD.bottom;
-  const n = chart.categories.length;
-  const xOf = (i: number) => PAD.left + (n <= 1 ? plotW / 2 : (i / (n - 1)) * plotW);
-  const body: string[] = [];
-  const labelEvery = Math.max(1, Math.ceil(n / 12));
-  chart.categories.forEach((c, i) => {
-    if (i % labelEvery === 0 || i === n - 1) {
-      body.push(
-        `<text x="${xOf(i).toFixed(1)}" y="${PAD.top + plotH + 16}" text-anchor="middle">${esc(String(c))}</text>`,
-      );
-    }
-  });
-  chart.series.forEach((s, i) => {
-    const points = s.values.map(
-      (v, j) => `${xOf(j).toFixed(1)},${(PAD.top + plotH - (v / top) * plotH).toFixed(1)}`,
-    );
-    body.push(
-      `<polyline fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="2" points="${points.join(' ')}"/>`,
-    );
-  });
-  return frame(chart, top, step, body);
-}
-
-const DIR = join(__dirname, 'charts');
-
-/** Writes `bench/charts/<file>.svg` and returns the Markdown image that links it from BENCHMARKS.md. */
-export function saveChart(file: string, svg: string, alt: string): string {
-  mkdirSync(DIR, { recursive: true });
-  writeFileSync(join(DIR, `${file}.svg`), svg);
-  return `![${alt}](bench/charts/${file}.svg)`;
 }

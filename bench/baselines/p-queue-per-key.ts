@@ -1,25 +1,22 @@
 import PQueue from 'p-queue';
+import type { Offered } from './promise-chain';
 
 /**
- * p-queue per key, as an application would write it: a Map of key → `PQueue({ concurrency: 1 })` and a
- * global bound on unfinished messages. A key's queue is forgotten when its last message finishes, so
- * distinct keys do not pile up. Same contract as `promiseChain`: the producer offers while `offer`
- * returns true and, when it returns false, waits for `onFree`.
+ * p-queue per key, as an application would write it: a Map of key → `PQueue({ concurrency: 1 })`, a
+ * key's queue forgotten when its last message finishes, and the same bound on unfinished messages and
+ * producer as the promise chain.
  */
 export function pQueuePerKey<T, K>(
   key: (m: T) => K,
   handle: (m: T) => Promise<unknown>,
   done: (m: T) => void,
-  onFree: () => void,
   maxInFlight = 256,
-): { offer(m: T): boolean; readonly inFlight: number; stop(): void } {
-  /** Each key's queue and its unfinished messages (p-queue counts a task as running until after it resolves). */
+): Offered<T> {
   const queues = new Map<K, { queue: PQueue; unfinished: number }>();
   let inFlight = 0;
-  let stopped = false;
+  let wake: (() => void) | undefined;
   return {
     offer(m) {
-      if (inFlight >= maxInFlight) return false;
       inFlight++;
       const k = key(m);
       let entry = queues.get(k);
@@ -30,23 +27,19 @@ export function pQueuePerKey<T, K>(
       entry.unfinished++;
       const own = entry;
       void own.queue
-        .add(async () => {
-          if (stopped) return;
-          await handle(m);
-          if (!stopped) done(m);
-        })
+        .add(() => handle(m))
         .then(() => {
           inFlight--;
           if (--own.unfinished === 0) queues.delete(k);
-          if (!stopped) onFree();
+          done(m);
+          const producer = wake;
+          wake = undefined;
+          producer?.();
         });
-      return true;
     },
-    get inFlight() {
-      return inFlight;
+    get full() {
+      return inFlight >= maxInFlight;
     },
-    stop() {
-      stopped = true;
-    },
+    free: () => new Promise<void>((resolve) => (wake = resolve)),
   };
 }

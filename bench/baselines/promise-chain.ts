@@ -1,43 +1,55 @@
 /**
- * The hand-written per-key promise chain, as an application would write it: a Map of each key's last
- * promise (its tail) and a global bound on unfinished messages. A message whose key has no tail starts at
- * once, else it runs after the tail; the tail is forgotten when the key's last message finishes. The
- * producer offers while `offer` returns true and, when it returns false, waits for `onFree`.
+ * The per-key promise chain users write, and nothing more: a Map of each key's last promise (its tail).
+ * A message whose key has no tail starts at once, else it starts in `tail.then(() => handle(m))`; the
+ * tail is deleted when its key's last message ends. At most `maxInFlight` messages are unfinished: the
+ * producer checks `full` and awaits `free()` before offering the next one.
  */
 export function promiseChain<T, K>(
   key: (m: T) => K,
   handle: (m: T) => Promise<unknown>,
   done: (m: T) => void,
-  onFree: () => void,
   maxInFlight = 256,
-): { offer(m: T): boolean; readonly inFlight: number; stop(): void } {
+): Offered<T> {
   const tails = new Map<K, Promise<void>>();
   let inFlight = 0;
-  let stopped = false;
-  const run = async (m: T): Promise<void> => {
-    if (stopped) return;
-    await handle(m);
-    if (!stopped) done(m);
-  };
+  let wake: (() => void) | undefined;
   return {
     offer(m) {
-      if (inFlight >= maxInFlight) return false;
       inFlight++;
       const k = key(m);
-      const prev = tails.get(k);
-      const tail: Promise<void> = (prev === undefined ? run(m) : prev.then(() => run(m))).then(() => {
+      const tail = tails.get(k);
+      const p: Promise<void> = (tail === undefined ? handle(m) : tail.then(() => handle(m))).then(() => {
         inFlight--;
-        if (tails.get(k) === tail) tails.delete(k);
-        if (!stopped) onFree();
+        if (tails.get(k) === p) tails.delete(k);
+        done(m);
+        if (wake !== undefined) {
+          const producer = wake;
+          wake = undefined;
+          producer();
+        }
       });
-      tails.set(k, tail);
-      return true;
+      tails.set(k, p);
     },
-    get inFlight() {
-      return inFlight;
+    get full() {
+      return inFlight >= maxInFlight;
     },
-    stop() {
-      stopped = true;
-    },
+    free: () => new Promise<void>((resolve) => (wake = resolve)),
   };
+}
+
+/** What a producer offers messages to: a bounded per-key baseline. */
+export interface Offered<T> {
+  offer(m: T): void;
+  /** True while `maxInFlight` messages are unfinished. */
+  readonly full: boolean;
+  /** Resolves when a message finishes. */
+  free(): Promise<void>;
+}
+
+/** The producer: offers `input` in order, awaiting a free slot whenever the baseline is full. */
+export async function produce<T>(input: readonly T[], into: Offered<T>): Promise<void> {
+  for (const m of input) {
+    if (into.full) await into.free();
+    into.offer(m);
+  }
 }

@@ -1,230 +1,228 @@
-import { bundle, median, minMax, rate, runChild, type Scenario, table } from '../lib';
-import {
-  CHAIN,
-  GROUP_BY,
-  HAND,
-  MESSAGES,
-  measureMatrix,
-  OURS,
-  ratioCell,
-  ratios,
-  shapeSection,
-} from './core-matrix';
-import { SHAPES, type Shape } from './core-matrix-child';
+import { concatMap, from, groupBy, mergeMap, type ObservableInput, of, Subscriber } from 'rxjs';
+import { DispatchMetrics, fromIterable, KeyedExecutor, keyedDispatch } from '../../src';
+import { handMailboxLoop, handPromiseLoop } from '../baselines/hand-mailbox';
+import { pQueuePerKey } from '../baselines/p-queue-per-key';
+import { type Offered, produce, promiseChain } from '../baselines/promise-chain';
+import { type Alternation, inFreshProcess, type Rounds, type Run, ratios, series } from '../harness';
+import type { Report, Scenario } from '../report';
+import { median, percent, rate, ratioCell, table, times } from '../stats';
 
 /**
- * Process pairs (without and with metrics) for the cost of metrics, a cross-check of the measure inside
- * one process: the effect is a few per cent and one process differs from the next by 10–20 % here (each
- * compiles the code its own way), so a dozen pairs only show the spread (with 12, two runs of the bench
- * gave −2.8 % and 6.8 %; 30 took minutes of the core run). Each pair swaps which variant runs first: the
- * second of two runs measures ~1 % slower here, whatever it runs.
+ * Throughput of one dispatcher on one thread: keyedDispatch against what users write instead (a per-key
+ * promise chain; RxJS groupBy + concatMap), the strongest peer (p-queue per key) and a hand-written loop
+ * with no features (the floor), for three handler shapes at 1,000 and 100,000 keys.
  */
-const METRICS_PAIRS = 12;
-const METRICS_RUNS_PER_PROCESS = 6;
-/** Processes, and alternating pairs in each, for the same cost measured inside one process. */
-const IN_PROCESS_RUNS = 3;
-const IN_PROCESS_PAIRS = 24;
-const METRICS_KEYS = [1_000, 100_000];
-/** Fresh processes for the heap after a 1,000,000-key burst. */
-const HEAP_RUNS = 3;
 
-/** Why keyedDispatch comes close to the hand-written loop at 1,000 keys and not at 100,000. */
-const POOL_NOTE =
-  'The hand-written loop takes a drained key out of its Map and inserts it again when the key comes back. ' +
-  "keyedDispatch keeps a drained key's mailbox filed under the key while it is pooled (up to 1,024 per " +
-  'dispatcher, see `src/engine/mailbox-table.ts`): at 1,000 keys every key comes back while its mailbox is ' +
-  'still filed, which saves the Map deletions, insertions and rehashes, about a quarter of the cost of a ' +
-  'message here; at 100,000 keys no key comes back in time, and both pay for them (the pool then files only 64, ' +
-  'which keeps the Map small).';
+interface Message {
+  key: number;
+  seq: number;
+}
 
-/** How the matrix is measured; the tables below follow it. */
-const METHOD =
-  'Each table row group (a handler shape and a key count) is one fresh process: its contenders run on the ' +
-  'same input (message i has key i mod keys), two full-size warm-up runs each, then 5 rounds with the order ' +
-  'rotated every round, back to back with no forced collection (each run pays for its own garbage; a forced ' +
-  "collection drops every contender's optimized code, see `measured` in core-child.ts). Ratios are medians of " +
-  'per-round ratios (min–max); msgs/s are medians of the rounds. 300,000 messages, except at 1,000,000 keys: ' +
-  '1,000,000 messages (one per key), one warm-up, 3 rounds. keyedDispatch runs on its own `KeyedExecutor` ' +
-  'with the default lanes (one event-loop lane per available processor). The promise chain and p-queue run ' +
-  "the Promise shapes only (the `defer` shape's promise " +
-  'without the wrapper), each fed by a producer that offers from the array while it accepts and waits for a free ' +
-  'slot; the hand-written loop runs the `[m]` shape (counting), the `of(m)` shape (a bare `Subscriber` per message) and the `async` shape (its next message started in the `then` callback). `groupBy` + `mergeMap(concatMap)` runs every shape from ' +
-  '`from(array)` (it cannot be pulled); at 100,000 keys one run without warm-up (tens of seconds each), for `[m]` ' +
-  'and `of(m)` only, not with one key and a Promise shape (`concatMap` then shifts its whole backlog from the front ' +
-  'of an array, quadratic: minutes a run), and not at ' +
-  '1,000,000 keys (it keeps every group while its source is open: see the memory scenario). A plain `Subject` ' +
-  'pushes 10,000 messages per event-loop turn, as a hot producer does; `from(array)` pushes everything at once.';
+const SHAPES = { async: 'async (m) => m', of: '(m) => of(m)', array: '(m) => [m]' } as const;
+type Shape = keyof typeof SHAPES;
 
-const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+const LABELS: Record<string, string> = {
+  ours: 'keyedDispatch, window 256',
+  metrics: 'keyedDispatch with `DispatchMetrics` (default sampling)',
+  longTurns: 'keyedDispatch with `DispatchMetrics` and `longTurnMs`',
+  chain: 'per-key promise chain, 256 unfinished',
+  pQueue: 'p-queue per key, 256 unfinished',
+  groupBy: '`groupBy` + `mergeMap(concatMap)`',
+  hand: 'hand-written loop (the floor)',
+};
 
-/** Median msgs/s without and with `DispatchMetrics`, over alternating fresh processes. */
-function metricsCost(child: string, keys: number): string {
-  const off: number[] = [];
-  const on: number[] = [];
-  for (let p = 0; p < METRICS_PAIRS; p++) {
-    const args = [String(keys), String(METRICS_RUNS_PER_PROCESS)];
-    const measure = (id: string) => runChild<{ msgsPerSecond: number }>(child, [id, ...args]).msgsPerSecond;
-    if (p % 2 === 0) {
-      off.push(measure('ours:array'));
-      on.push(measure('ours:array:metrics'));
-    } else {
-      on.push(measure('ours:array:metrics'));
-      off.push(measure('ours:array'));
-    }
-  }
-  const slowdown = 1 - median(on) / median(off);
-  const pairs = off.map((o, i) => 1 - on[i] / o);
-  const [lo, hi] = minMax(pairs);
-  // The same inside one process: alternating runs share the machine's state of the moment, so the
-  // pairs scatter far less, but both variants share compiled code (the plain one runs code that has
-  // seen metrics too).
-  const perProcess: number[] = [];
-  const allRatios: number[] = [];
-  for (let p = 0; p < IN_PROCESS_RUNS; p++) {
-    const { ratios } = runChild<{ ratios: number[] }>(child, [
-      'pairs',
-      String(keys),
-      String(IN_PROCESS_PAIRS),
-    ]);
-    perProcess.push(1 - median(ratios));
-    allRatios.push(...ratios);
-  }
-  const inProcess = 1 - median(allRatios);
-  // Judged by the measure inside one process: fresh processes scatter by more than the target.
-  const met = inProcess <= 0.05;
-  const rows = [
-    [
-      'keyedDispatch, handler returns [m]',
-      rate(median(off)),
-      `${rate(minMax(off)[0])} – ${rate(minMax(off)[1])}`,
-    ],
-    [
-      'the same with DispatchMetrics (default sampling, snapshots watched)',
-      rate(median(on)),
-      `${rate(minMax(on)[0])} – ${rate(minMax(on)[1])}`,
-    ],
+interface Cell extends Alternation {
+  shape: Shape;
+  keys: number;
+  messages: number;
+  contenders: string[];
+}
+
+const MESSAGES = 300_000;
+const KEYS = [1_000, 100_000];
+
+/** The contenders of a cell. groupBy takes tens of seconds a run at 100,000 keys: only at 1,000. */
+function contendersOf(shape: Shape, keys: number): string[] {
+  const few = keys === 1_000;
+  return [
+    'ours',
+    ...(shape === 'async' ? ['chain', 'pQueue'] : []),
+    ...(few ? ['groupBy'] : []),
+    ...(shape === 'array' && few ? ['metrics', 'longTurns'] : []),
+    'hand',
   ];
-  return (
-    `Cost of metrics: ${METRICS_PAIRS} pairs of fresh processes (without and with, each pair in the other order than the one before), each the median of ` +
-    `${METRICS_RUNS_PER_PROCESS} runs after two warm-ups (runs back to back, no forced collection):\n\n${table(['pattern', 'msgs/s', 'range'], rows)}\n\n` +
-    `Slowdown with DispatchMetrics, target ≤ 5 %, ${met ? 'met' : 'missed'} (judged side by side in one process):\n\n` +
-    `- fresh processes: **${pct(slowdown)}** (1 − ratio of medians); median of the ${METRICS_PAIRS} pairs ` +
-    `${pct(median(pairs))}, range ${pct(lo)} – ${pct(hi)}. Each process compiles the code its own way, ` +
-    'which alone moves its throughput by several per cent, so these scatter;\n' +
-    `- alternating inside one process (${IN_PROCESS_RUNS} processes × ${IN_PROCESS_PAIRS} pairs, the order ` +
-    `swapped in every other pair): **${pct(inProcess)}** (median of all pairs; per process ` +
-    `${perProcess.map(pct).join(', ')}). Both variants run the same compiled code here.`
+}
+
+const handlers: Record<Shape, (m: Message) => ObservableInput<Message>> = {
+  async: async (m) => m,
+  of: (m) => of(m),
+  array: (m) => [m],
+};
+const keyOf = (m: Message) => m.key;
+
+function counted(source: { subscribe: (o: object) => unknown }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let n = 0;
+    source.subscribe({ next: () => n++, error: reject, complete: () => resolve(n) });
+  });
+}
+
+/** Counts a handler Observable's values with a bare Subscriber: what running `of(m)` costs at least. */
+class Counted extends Subscriber<Message> {
+  values = 0;
+  protected override _next(): void {
+    this.values++;
+  }
+}
+
+/** A bounded per-key baseline fed by its producer; resolves to the messages finished. */
+function offered(make: (done: () => void) => Offered<Message>, input: readonly Message[]): Promise<number> {
+  return new Promise((resolve) => {
+    let n = 0;
+    void produce(
+      input,
+      make(() => {
+        if (++n === input.length) resolve(n);
+      }),
+    );
+  });
+}
+
+/** The runs of one cell, set up in its own process: each runs the whole input and reports msgs/s. */
+export function cell({ shape, keys, messages, contenders }: Cell): Record<string, Run> {
+  const input = Array.from({ length: messages }, (_, seq): Message => ({ key: seq % keys, seq }));
+  const handle = handlers[shape];
+  const promise = handle as (m: Message) => Promise<Message>;
+  const executor = new KeyedExecutor();
+  const dispatch = (stats?: DispatchMetrics) => {
+    const options = { key: keyOf, handle, executor, stats };
+    return async () => {
+      const watching = stats?.snapshots(100).subscribe();
+      const n = await counted(fromIterable(input).pipe(keyedDispatch(options)));
+      watching?.unsubscribe();
+      return n;
+    };
+  };
+  const hand = (): number => {
+    let n = 0;
+    const each =
+      shape === 'array'
+        ? () => n++
+        : (m: Message) => {
+            const subscriber = new Counted();
+            of(m).subscribe(subscriber);
+            n += subscriber.values;
+          };
+    handMailboxLoop(input[Symbol.iterator](), keyOf, each);
+    return n;
+  };
+  const all: Record<string, () => Promise<number> | number> = {
+    ours: dispatch(),
+    metrics: dispatch(new DispatchMetrics()),
+    longTurns: dispatch(new DispatchMetrics({ longTurnMs: 50 })),
+    chain: () => offered((done) => promiseChain(keyOf, promise, done), input),
+    pQueue: () => offered((done) => pQueuePerKey(keyOf, promise, done), input),
+    groupBy: () =>
+      counted(
+        from(input).pipe(
+          groupBy(keyOf),
+          mergeMap((g) => g.pipe(concatMap(handle))),
+        ),
+      ),
+    hand: shape === 'async' ? () => handPromiseLoop(input, keyOf, promise) : hand,
+  };
+  return Object.fromEntries(
+    contenders.map((id) => [
+      id,
+      async () => {
+        const started = performance.now();
+        const n = await all[id]();
+        const seconds = (performance.now() - started) / 1000;
+        if (n !== messages) throw new Error(`${id} handled ${n} of ${messages}`);
+        return { rate: messages / seconds };
+      },
+    ]),
   );
 }
 
-/** A row of the targets table: what it compares, the bar, and the measured ratios. */
-interface Target {
-  row: string;
-  bar: string;
-  values: number[];
-  met: (x: number) => boolean;
-}
+const METHOD = `Each cell (a handler shape and a key count) is one fresh process; its contenders run the same ${MESSAGES.toLocaleString('en-US')} messages (message *i* has key *i* mod keys) from an array, alternating: two unmeasured runs each, then one run per round, the order rotated every round, no forced collection between runs. Ratios are medians of per-round ratios (min–max); msgs/s are medians of the rounds.
 
-function targetsTable(targets: Target[]): string {
-  const rows = targets.map(({ row, bar, values, met }) => {
-    if (values.length === 0) return [row, bar, 'not measured', 'missed'];
-    return [row, bar, `**${ratioCell(values)}**`, met(median(values)) ? 'met' : 'missed'];
-  });
-  return table(['scenario', 'target', 'measured: median (min–max)', ''], rows);
-}
+- **keyedDispatch**: \`fromIterable(array).pipe(keyedDispatch({ key, handle }))\` on a \`KeyedExecutor\` with the default lanes, window 256.
+- **Per-key promise chain** (what users write instead, for Promise handlers): a Map of each key's last promise; a message with no tail starts at once, else in \`tail.then(() => handle(m))\`; the tail is deleted when its key's last message ends; the producer awaits a free slot when 256 are unfinished. No wrapper per message.
+- **p-queue per key** (the strongest peer): a Map of \`PQueue({ concurrency: 1 })\` per key, forgotten when the key's last message ends, with the same bound and producer.
+- **\`groupBy\` + \`mergeMap(concatMap)\`** (what RxJS users write instead): from \`from(array)\`; at 1,000 keys only (at 100,000 a run takes tens of seconds).
+- **Hand-written loop** (the floor, no lanes, no fairness, no errors): a Map of queues counting \`[m]\`, subscribing a bare \`Subscriber\` to each \`of(m)\`, or, for Promise handlers, starting a key's next message in its predecessor's \`then\`.
+- **Metrics**: keyedDispatch with a \`DispatchMetrics\` whose snapshots are watched, as a dashboard does; its cost is 1 − the median of per-round ratios to keyedDispatch alone.`;
 
-/** Heap after ÷ before a burst of 1,000,000 distinct keys through a plain Subject, per fresh process. */
-function heapRatios(): { ratios: number[]; text: string } {
-  const child = bundle('scenarios/core-heap-child.ts');
-  const runs: Array<{ idleMb: number; beforeMb: number; afterMb: number }> = [];
-  for (let i = 0; i < HEAP_RUNS; i++) runs.push(runChild(child, []));
-  const mb = (xs: number[]) => `${median(xs).toFixed(1)} MB`;
-  const text =
-    `Heap with a pipeline subscribed to a plain \`Subject\` (async handler), ${HEAP_RUNS} fresh processes, each ` +
-    'after a full collection: idle before anything passed ' +
-    `${mb(runs.map((r) => r.idleMb))}; in service, after a warm-up burst of 10,000 keys (the pool of drained ` +
-    `mailboxes filled, the code compiled) ${mb(runs.map((r) => r.beforeMb))}; after a burst of 1,000,000 ` +
-    `distinct keys pushed at once, the Subject still open, ${mb(runs.map((r) => r.afterMb))}. The target row ` +
-    'compares the last two.';
-  return { ratios: runs.map((r) => r.afterMb / r.beforeMb), text };
+async function run({ rounds = 5 }: { rounds?: number }): Promise<Report> {
+  const cells = new Map<string, Rounds>();
+  for (const shape of Object.keys(SHAPES) as Shape[]) {
+    for (const keys of KEYS) {
+      const contenders = contendersOf(shape, keys);
+      const cell: Cell = { shape, keys, messages: MESSAGES, contenders, warmups: 2, rounds };
+      console.error(`core: ${shape}, ${keys} keys`);
+      cells.set(`${shape}-${keys}`, inFreshProcess('scenarios/core', cell));
+    }
+  }
+  const figures: Record<string, string> = {};
+  const sections: string[] = [];
+  for (const shape of Object.keys(SHAPES) as Shape[]) {
+    const rows: string[][] = [];
+    for (const keys of KEYS) {
+      const rs = cells.get(`${shape}-${keys}`) as Rounds;
+      for (const id of contendersOf(shape, keys)) {
+        const vs = id === 'ours' ? [] : ratios(rs, 'ours', id);
+        if (id !== 'ours' && !id.startsWith('metrics') && id !== 'longTurns')
+          figures[`${shape}-${keys}.${id}`] = times(median(vs));
+        rows.push([keys.toLocaleString('en-US'), LABELS[id], rate(median(series(rs, id))), ratioCell(vs)]);
+      }
+    }
+    sections.push(
+      `## \`${SHAPES[shape]}\`\n\n${table(['keys', 'contender', 'msgs/s', 'keyedDispatch ÷ it'], rows)}`,
+    );
+  }
+  const array = cells.get('array-1000') as Rounds;
+  figures['metrics-cost'] = percent(1 - median(ratios(array, 'metrics', 'ours')));
+  figures['long-turns-cost'] = percent(1 - median(ratios(array, 'longTurns', 'ours')));
+  const chartIds = ['ours', 'chain', 'pQueue', 'groupBy', 'hand'];
+  return {
+    method: METHOD,
+    tables: sections.join('\n\n'),
+    figures,
+    chart: {
+      title: 'Throughput, one thread (median msgs/s)',
+      categories: [...cells.keys()].map((c) =>
+        c.replace('-', ', ').replace(/(\d+)$/, (k) => `${Number(k) / 1000}k keys`),
+      ),
+      series: chartIds.map((id) => ({
+        name: LABELS[id].split(',')[0].replace(/`/g, ''),
+        values: [...cells.values()].map((rs) => (rs[id] ? median(series(rs, id)) : 0)),
+      })),
+      yLabel: 'messages / s',
+    },
+    headline: [
+      [
+        'Promise handler, 1,000 keys: throughput',
+        '**{async-1000.chain}** a per-key promise chain',
+        '**{async-1000.pQueue}** p-queue per key',
+      ],
+      [
+        'Promise handler, 100,000 keys: throughput',
+        '**{async-100000.chain}** a per-key promise chain',
+        '**{async-100000.pQueue}** p-queue per key',
+      ],
+      [
+        '`of(m)` handler, 1,000 keys: throughput',
+        '**{of-1000.groupBy}** RxJS `groupBy` + `mergeMap(concatMap)`',
+        'no RxJS peer dispatches by key',
+      ],
+    ],
+  };
 }
 
 const scenario: Scenario = {
-  title: 'handler shapes × sources × keys × windows, one thread',
-  async run() {
-    const results = measureMatrix();
-    const heap = heapRatios();
-    const at = (shape: Shape, keys: number) => results.get(`${shape}:${keys}`);
-    const targets: Target[] = [
-      {
-        row: '`async (m) => …` handler, 1,000 keys: keyedDispatch ÷ hand-written per-key promise chain',
-        bar: '≥ 1.2×',
-        values: ratios(at('async', 1_000), OURS, CHAIN),
-        met: (x) => x >= 1.2,
-      },
-      {
-        row: 'the same, 100,000 keys',
-        bar: '≥ 1.2×',
-        values: ratios(at('async', 100_000), OURS, CHAIN),
-        met: (x) => x >= 1.2,
-      },
-      {
-        row: '`(m) => of(m)` handler, 1,000 keys: keyedDispatch ÷ RxJS groupBy + mergeMap(concatMap)',
-        bar: '≥ 3×',
-        values: ratios(at('of', 1_000), OURS, GROUP_BY),
-        met: (x) => x >= 3,
-      },
-      {
-        row: 'plain `from(array)` source ÷ pulled `fromIterable(array)`, Promise handler, 1,000 keys',
-        bar: '≥ 0.9×',
-        values: ratios(at('async', 1_000), 'ours:plain:256', OURS),
-        met: (x) => x >= 0.9,
-      },
-      {
-        row: '`maxInFlight: 65536` ÷ `maxInFlight: 256`, Promise handler, 100,000 keys',
-        bar: '≥ 0.8×',
-        values: ratios(at('async', 100_000), 'ours:pulled:65536', OURS),
-        met: (x) => x >= 0.8,
-      },
-      {
-        row: 'heap after ÷ before, 1,000,000 distinct keys through a plain `Subject`, async handler, pipeline still subscribed',
-        bar: '≤ 1.05×',
-        values: heap.ratios,
-        met: (x) => x <= 1.05,
-      },
-    ];
-    const floor = ratios(at('of', 1_000), HAND, GROUP_BY);
-    const floorText =
-      'What bounds the `of(m)` row: the hand-written loop (a Map of queues, no lanes, no backpressure, no ' +
-      "fairness), subscribing to each handler's `of(m)` with a bare `Subscriber` and doing nothing else, runs " +
-      `**${ratioCell(floor)}** groupBy in the same rounds. Creating and subscribing to \`of(m)\` is RxJS's own ` +
-      'cost, paid by every contender; no dispatcher built on RxJS subscriptions can go past this.\n\n' +
-      'What bounds the `async` rows: the minimal hand-written Promise loop (the same Map of keys and ' +
-      "window of 256, each key's next message started in its predecessor's `then` callback; no lanes, no " +
-      `fairness, no error handling) runs **${ratioCell(ratios(at('async', 1_000), HAND, CHAIN))}** the promise ` +
-      `chain at 1,000 keys and **${ratioCell(ratios(at('async', 100_000), HAND, CHAIN))}** at 100,000, where ` +
-      `keyedDispatch runs ${ratioCell(ratios(at('async', 1_000), OURS, HAND))} and ` +
-      `${ratioCell(ratios(at('async', 100_000), OURS, HAND))} of it. Unlike the \`of(m)\` row, the floor here is ` +
-      'well above the target: what is missing at 100,000 keys is the cost of our own bookkeeping per message ' +
-      '(see the profile section).';
-    const metrics = METRICS_KEYS.map(
-      (keys) =>
-        `### Cost of metrics, ${keys.toLocaleString('en-US')} keys\n\n${metricsCost(bundle('scenarios/core-child.ts'), keys)}`,
-    );
-    const section = [
-      `### Targets\n\nMeasured side by side in one process (contenders alternating, the order rotated every ` +
-        `round), medians of per-round ratios; ${MESSAGES.toLocaleString('en-US')} messages; the heap row over ` +
-        `fresh processes. Computed by the bench from this run:\n\n${targetsTable(targets)}\n\n${floorText}`,
-      `${heap.text}`,
-      `### Method\n\n${METHOD}`,
-      ...(Object.keys(SHAPES) as Shape[]).map(
-        (shape) => `${shapeSection(shape, results)}${shape === 'array' ? `\n\n${POOL_NOTE}` : ''}`,
-      ),
-      ...metrics,
-    ].join('\n\n');
-    console.log(section);
-    return section;
-  },
+  title: 'throughput of one dispatcher on one thread, three handler shapes, 1,000 and 100,000 keys',
+  run,
 };
 
 export default scenario;

@@ -1,237 +1,244 @@
-import { bundle, median, minMax, rate, runChild, type Scenario, table } from '../lib';
-import { barChart, saveChart } from '../svg';
-import {
-  ARRIVAL_MS,
-  CONTENDERS,
-  DRAIN_MS,
-  FRACTIONS,
-  type HotKeyResults,
-  KEYS,
-  type RunResult,
-  TARGET_RATE,
-  WINDOW,
-} from './hot-key-child';
-
-/** Rounds: each runs every contender once per rate and workload, alternating, in one process. */
-const ROUNDS = 5;
-
-/** What bounds the messages a contender holds (taken from the source and not finished). */
-const BOUND: Record<string, string> = {
-  shared: '256',
-  share: '65,792 (256 + 65,536 parked)',
-  'share-shallow': '512 (256 + 256 parked)',
-  groupBy: 'none',
-  chain: '256',
-};
-
-/** Short names for the charts. */
-const SHORT: Record<string, string> = {
-  shared: 'shared window',
-  share: 'default (per-key share)',
-  'share-shallow': 'share, maxParked 256',
-  groupBy: 'groupBy + concatMap',
-  chain: 'promise chain',
-};
-
-/** A latency for the tables; a percentile whose message never finished is over the run's end. */
-function ms(v: number): string {
-  if (!Number.isFinite(v)) return `> ${DRAIN_MS / 1000} s`;
-  return v < 10 ? `${v.toFixed(2)} ms` : `${v.toFixed(0)} ms`;
-}
-
-const pct = (x: number) => `${(x * 100).toFixed(x > 0 && x < 0.001 ? 3 : 1)} %`;
-
-const scenario: Scenario = {
-  title: `open-loop source, 1,000 keys, handlers of 0.1–1 ms, one key carrying 50 %: cold-key latency and stalls`,
-  async run(args) {
-    const rounds = Number(args[0] ?? ROUNDS);
-    const child = bundle('scenarios/hot-key-child.ts');
-    // JSON carries an unfinished percentile as null.
-    const raw = runChild<HotKeyResults>(child, [String(rounds)]);
-    const runs = new Map<string, RunResult[]>(
-      Object.entries(raw.runs).map(([k, rs]) => [
-        k,
-        rs.map((r) => ({
-          ...r,
-          coldP50: r.coldP50 ?? Number.POSITIVE_INFINITY,
-          coldP99: r.coldP99 ?? Number.POSITIVE_INFINITY,
-          coldP999: r.coldP999 ?? Number.POSITIVE_INFINITY,
-        })),
-      ]),
-    );
-    const of = (id: string, r: number, mode: string) => runs.get(`${id}:${r}:${mode}`) ?? [];
-    const med = (id: string, r: number, mode: string, f: keyof RunResult) =>
-      median(of(id, r, mode).map((x) => x[f]));
-    /** Per-round ratio of cold p99 with the hot key to without it (the same round), for one contender. */
-    const ratios = (id: string, r: number) => {
-      const hot = of(id, r, 'hot');
-      const uniform = of(id, r, 'uniform');
-      return hot.map((h, i) => h.coldP99 / uniform[i].coldP99);
-    };
-    const times = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '∞');
-    const ratioCell = (id: string, r: number) => {
-      const xs = ratios(id, r);
-      const [lo, hi] = minMax(xs);
-      if (!Number.isFinite(lo)) return '∞ (cold p99 not finished)';
-      return xs.length > 1 ? `${times(median(xs))} (${times(lo)} – ${times(hi)})` : times(xs[0]);
-    };
-
-    const top = median(raw.max.share);
-    const maxRows = CONTENDERS.map(([id, label]) => {
-      const [lo, hi] = minMax(raw.max[id]);
-      return [label, rate(median(raw.max[id])), `${rate(lo)} – ${rate(hi)}`];
-    });
-    const h = raw.handlerMs;
-    const intro =
-      `${KEYS.toLocaleString('en-US')} keys. Handlers: half the messages wait one event-loop turn (\`setImmediate\`), ` +
-      'a quarter `setTimeout(0)`, a quarter `setTimeout(1)`, each resolving a Promise (measured under the maximum ' +
-      `load: setImmediate median ${h.immediateP50.toFixed(2)} ms, p99 ${h.immediateP99.toFixed(2)} ms; setTimeout ` +
-      `median ${h.timeoutP50.toFixed(2)} ms, p99 ${h.timeoutP99.toFixed(2)} ms). Window 256 for every bounded ` +
-      'contender.\n\n' +
-      '**Source.** An open-loop schedule: message *i* arrives at *i* / rate, whatever the consumer does; every ' +
-      'event-loop turn offers the messages whose time has come (a small batch). keyedDispatch pulls them from a ' +
-      'receiver over the schedule (what has arrived waits there, as in a broker, until the window asks for it); ' +
-      'groupBy gets them pushed into a Subject; the promise chain is offered them by a producer that waits for a ' +
-      'free slot of its 256. Every contender gets the same schedules. Latency of a message = its completion − its ' +
-      'scheduled arrival, so waiting in the source counts. Arrivals last ' +
-      `${ARRIVAL_MS} ms; then the run waits up to ${DRAIN_MS / 1000} s for the cold messages to finish, and what is ` +
-      'still unfinished then counts as not finished (a percentile that falls on one shows as "> 2 s"). Cold keys: every ' +
-      'key but key 0; with the hot key, key 0 gets 50 % of the messages, else the keys are uniform.\n\n' +
-      `**How measured.** One process; ${rounds} rounds, each running every contender once per rate and workload, ` +
-      'the contenders in a rotated order each round; medians over the rounds (min – max). The ratio of cold p99 with ' +
-      'the hot key to without it is the median of per-round ratios (the two runs of a round are seconds apart). ' +
-      'Peak held = most messages a contender had taken from the source and not finished (its own buffer); ' +
-      'peak heap = most heap above its size at the start of the run (after a young-generation collection), ' +
-      'sampled every 5 ms; the schedules are built before, so a message waiting in the source costs nothing; ' +
-      "it moves little here (the young generation's garbage dominates it), so peak held is the measure of buffering.\n\n" +
-      `**Rates.** The maximum is keyedDispatch default's closed-loop rate (uniform keys, ` +
-      `100,000 messages available at once): ${rate(top)} msgs/s here; the runs offer ` +
-      `${FRACTIONS.map((f) => `${f * 100} %`).join(', ')} of it` +
-      (raw.rates.includes(TARGET_RATE) &&
-      !FRACTIONS.some((f) => Math.round((top * f) / 1000) * 1000 === TARGET_RATE)
-        ? `, and ${rate(TARGET_RATE)}/s (the target rate; this machine reaches it).`
-        : raw.targetRate === TARGET_RATE
-          ? `; ${rate(TARGET_RATE)}/s is one of them (the target rate).`
-          : `; this machine does not reach ${rate(TARGET_RATE)}/s, so 50 % of its maximum stands in as the target rate.`) +
-      `\n\nClosed-loop maximum, uniform keys (median of ${rounds}, min – max):\n\n` +
-      table(['contender', 'msgs/s', 'range'], maxRows);
-
-    const sections: string[] = [];
-    for (const r of raw.rates) {
-      const rows: Array<Array<string | number>> = [];
-      for (const [id, label] of CONTENDERS) {
-        for (const mode of ['uniform', 'hot']) {
-          rows.push([
-            mode === 'uniform' ? label : '',
-            mode === 'uniform' ? 'no hot key' : 'hot key 50 %',
-            ms(med(id, r, mode, 'coldP50')),
-            ms(med(id, r, mode, 'coldP99')),
-            ms(med(id, r, mode, 'coldP999')),
-            pct(med(id, r, mode, 'coldUnfinished')),
-            mode === 'hot' ? ratioCell(id, r) : '',
-            rate(med(id, r, mode, 'donePerSecond')),
-            Math.round(med(id, r, mode, 'peakHeld')).toLocaleString('en-US'),
-            `${med(id, r, mode, 'peakHeapMB').toFixed(0)} MB`,
-          ]);
-        }
-      }
-      const share = r / top;
-      sections.push(
-        `### ${rate(r)} msgs/s offered (${(share * 100).toFixed(0)} % of the maximum${r === raw.targetRate ? '; the target rate' : ''})\n\n` +
-          table(
-            [
-              'contender',
-              'workload',
-              'cold p50',
-              'cold p99',
-              'cold p999',
-              'cold not finished',
-              'cold p99 vs no hot key',
-              'finished msgs/s',
-              'peak held',
-              'peak heap',
-            ],
-            rows,
-          ),
-      );
-    }
-
-    // The targets, at the target rate: with the per-key share, ≥ 99.9 % of cold messages finish within
-    // the run, and cold p99 ≤ 2× the no-hot-key run; heap bounded.
-    const t = raw.targetRate;
-    const targetRows = CONTENDERS.map(([id, label]) => {
-      const finished = 1 - med(id, t, 'hot', 'coldUnfinished');
-      const ratio = median(ratios(id, t));
-      const held = med(id, t, 'hot', 'peakHeld');
-      const met = finished >= 0.999 && ratio <= 2 && BOUND[id] !== 'none';
-      return [
-        label,
-        BOUND[id],
-        pct(finished),
-        ratioCell(id, t),
-        Math.round(held).toLocaleString('en-US'),
-        `${med(id, t, 'hot', 'peakHeapMB').toFixed(0)} MB`,
-        met ? 'met' : 'missed',
-      ];
-    });
-    const verdict = (id: string) => targetRows[CONTENDERS.findIndex(([c]) => c === id)][6];
-    const targets =
-      `### Targets at ${rate(t)} msgs/s with the hot key\n\n` +
-      'Target, for keyedDispatch with the per-key share: ≥ 99.9 % of cold messages finish within the run, cold ' +
-      `p99 ≤ 2× its no-hot-key run, memory bounded. **${verdict('share') === 'met' ? 'Met' : 'Missed'}** by the ` +
-      `defaults (maxPerKey 64, maxParked 65,536)${verdict('share-shallow') === 'met' ? '' : '; missed with a parking area of 256'}. ` +
-      'The same measures for every contender (the bound is on messages taken from the source and not finished):\n\n' +
-      table(
-        [
-          'contender',
-          'bound on held messages',
-          'cold finished (≥ 99.9 %)',
-          'cold p99 vs no hot key (≤ 2×)',
-          'peak held',
-          'peak heap',
-          'all three',
-        ],
-        targetRows,
-      );
-
-    const text = `${intro}\n\n${targets}\n\n${sections.join('\n\n')}`;
-    console.log(`${text}\n`);
-
-    const cap = (v: number) => (Number.isFinite(v) ? v : DRAIN_MS);
-    const latency = barChart({
-      title: `Cold-key p99 at ${rate(t)} msgs/s (bars at 2,000 ms: not finished within the run)`,
-      categories: CONTENDERS.map(([id]) => SHORT[id]),
-      series: [
-        { name: 'no hot key (ms)', values: CONTENDERS.map(([id]) => cap(med(id, t, 'uniform', 'coldP99'))) },
-        { name: 'hot key 50 % (ms)', values: CONTENDERS.map(([id]) => cap(med(id, t, 'hot', 'coldP99'))) },
-      ],
-      yLabel: 'milliseconds',
-    });
-    const finished = barChart({
-      title: 'Cold messages finished within the run, hot key 50 % (median)',
-      categories: CONTENDERS.map(([id]) => SHORT[id]),
-      series: raw.rates.map((r) => ({
-        name: `${rate(r)} msgs/s`,
-        values: CONTENDERS.map(([id]) => 100 * (1 - med(id, r, 'hot', 'coldUnfinished'))),
-      })),
-      yLabel: '% of cold messages',
-    });
-    return (
-      `${saveChart('hot-key-latency', latency, 'cold-key p99 by contender')}\n\n` +
-      `${saveChart('hot-key-finished', finished, 'cold messages finished within the run')}\n\n` +
-      `${text}\n\n${why(raw.rates[0] / 2, median(of('shared', t, 'hot').map((x) => x.hotDonePerSecond)))}`
-    );
-  },
-};
+import { concatMap, groupBy, mergeMap, Subject } from 'rxjs';
+import { KeyedExecutor, keyedDispatch } from '../../src';
+import { inFreshProcess, type Measures, type Rounds, type Run, ratios, series } from '../harness';
+import { openLoopChain, paceArrivals, percentile, random, ScheduleReceiver } from '../open-loop';
+import type { Report, Scenario } from '../report';
+import { median, percent, rate, ratioCell, table, times } from '../stats';
 
 /**
- * Why the bounded contenders stall with an overloaded hot key, and what the share does and does not do:
- * `hotOffered` is the hot key's arrival rate at the lowest rate, `hotSerial` its measured serial rate.
+ * One key carrying half the traffic, more than it can handle: do the other (cold) keys' messages still
+ * finish, and how late? An open-loop source offers messages on schedule whatever the consumer does.
  */
-const why = (hotOffered: number, hotSerial: number) => `### Why
 
-The hot key is offered far more than it can do: even at the lowest rate it gets ${rate(hotOffered)} messages a second, and one key runs one message at a time: ${rate(hotSerial)} a second with these handlers (measured: its finished messages per second in the shared window's runs at the target rate, where it never idles). Its backlog grows by almost its whole arrival rate for as long as arrivals last. A bounded consumer of one ordered source has to hold that backlog somewhere. With the shared window (maxPerKey = maxInFlight) the hot key fills the window; with the per-key share and a shallow parking area it holds its 64 and then fills the parking area (${WINDOW}); the promise chain fills its ${WINDOW} slots. Either way intake stops, and the cold messages behind the hot ones in the source wait: they enter only as the hot key finishes a message (about two arrivals per hot completion, since half the traffic is hot), so all three finish messages at about twice the hot key's serial rate and leave most cold messages unfinished. The per-key share only moves where the hot backlog waits: it keeps cold messages that are already inside from queueing behind it, but it cannot take in cold messages that the source holds behind the hot ones once the parking area is full. groupBy never stops intake: it buffers the whole hot backlog (see peak held), without bound. The default parking area (65,536) is deep enough for the backlog and keeps the cold keys flowing with a bound that is stated and enforced, but the bound has to exceed the hot key's backlog over the overload: an overload that lasts longer than the parking area covers stalls intake again.
+interface Message {
+  readonly key: number;
+  /** Index in the schedule; also picks the handler's kind. */
+  readonly seq: number;
+}
 
-An earlier version of this scenario resolved every handler on the microtask queue, so the hot key kept up with its 50 % and nothing stalled: its figure (cold p99 0.90× of the no-hot-key run) holds only for a hot key that keeps up.`;
+const KEYS = 1_000;
+/** The hot key; every other key is cold. */
+const HOT = 0;
+const ARRIVAL_MS = 500;
+/** After the last arrival, how long a run waits for the cold messages to finish. */
+const DRAIN_MS = 2_000;
+const WINDOW = 256;
+/** The offered rate, or 60 % of keyedDispatch's closed-loop maximum where that is lower. */
+const TARGET_RATE = 160_000;
+
+const LABELS: Record<string, string> = {
+  share: 'keyedDispatch, defaults (`maxPerKey` 64, `maxParked` 65,536)',
+  shallow: 'keyedDispatch, `maxParked` 256',
+  shared: 'keyedDispatch, no per-key share (`maxPerKey` = `maxParked` = 256)',
+  chain: 'per-key promise chain, 256 unfinished',
+  groupBy: '`groupBy(key)` + `concatMap` (unbounded)',
+};
+
+/** Half the messages wait one event-loop turn, a quarter `setTimeout(0)`, a quarter `setTimeout(1)`. */
+function handle(m: Message): Promise<Message> {
+  return new Promise((resolve) => {
+    const kind = m.seq & 3;
+    if (kind < 2) setImmediate(resolve, m);
+    else setTimeout(resolve, kind - 2, m);
+  });
+}
+const keyOf = (m: Message) => m.key;
+
+/** A contender on one schedule: told how many messages have arrived, stopped at the end. */
+interface Running {
+  arrive(count: number): void;
+  stop(): void;
+  /** Messages taken from the source so far. */
+  taken(): number;
+}
+type Contender = (input: readonly Message[], done: (m: Message) => void) => Running;
+
+function dispatch(executor: KeyedExecutor, options: { maxPerKey?: number; maxParked?: number }): Contender {
+  return (input, done) => {
+    const receiver = new ScheduleReceiver<Message>(input);
+    const subscription = receiver
+      .pipe(keyedDispatch({ executor, key: keyOf, handle, maxInFlight: WINDOW, ...options }))
+      .subscribe(done);
+    return {
+      arrive: (count) => receiver.session?.arrive(count),
+      stop: () => subscription.unsubscribe(),
+      taken: () => receiver.session?.taken ?? 0,
+    };
+  };
+}
+
+function contenders(): Record<string, Contender> {
+  const executor = new KeyedExecutor();
+  return {
+    share: dispatch(executor, {}),
+    shallow: dispatch(executor, { maxParked: WINDOW }),
+    shared: dispatch(executor, { maxPerKey: WINDOW, maxParked: WINDOW }),
+    chain: (input, done) => openLoopChain(input, keyOf, handle, done, WINDOW),
+    groupBy(input, done) {
+      const subject = new Subject<Message>();
+      const subscription = subject
+        .pipe(
+          groupBy(keyOf),
+          mergeMap((g) => g.pipe(concatMap(handle))),
+        )
+        .subscribe(done);
+      let taken = 0;
+      return {
+        arrive: (count) => {
+          while (taken < count) subject.next(input[taken++]);
+        },
+        stop: () => subscription.unsubscribe(),
+        taken: () => taken,
+      };
+    },
+  };
+}
+
+/** Message i arrives at i / perMs ms (all at once for Infinity); with `hot`, half go to the hot key. */
+function schedule(count: number, hot: boolean, seed: number): Message[] {
+  const next = random(seed);
+  return Array.from({ length: count }, (_, seq) => ({
+    seq,
+    key: hot ? (next() < 0.5 ? HOT : 1 + Math.floor(next() * (KEYS - 1))) : Math.floor(next() * KEYS),
+  }));
+}
+
+/**
+ * Runs a contender over a schedule; a message's latency runs from its scheduled arrival to its end, so
+ * waiting in the source counts. Ends when every cold message (with `all`, every message) finished, or
+ * `DRAIN_MS` after the last arrival.
+ */
+function runOnce(contender: Contender, input: Message[], perMs: number, all = false): Promise<Measures> {
+  const finishedAt = new Float64Array(input.length).fill(Number.NaN);
+  const cold = input.filter((m) => m.key !== HOT).length;
+  return new Promise((resolve) => {
+    let arrived = 0;
+    let coldLeft = cold;
+    let finished = 0;
+    let peakHeld = 0;
+    let ended = false;
+    const start = performance.now();
+    const complete = () => arrived === input.length && (all ? finished === input.length : coldLeft === 0);
+    const running = contender(input, (m) => {
+      if (ended) return;
+      finishedAt[m.seq] = performance.now() - start;
+      finished++;
+      if (m.key !== HOT) coldLeft--;
+      if (complete()) end();
+    });
+    const sampler = setInterval(() => (peakHeld = Math.max(peakHeld, running.taken() - finished)), 5);
+    const deadline = setTimeout(end, all ? 60_000 : (input.length - 1) / perMs + DRAIN_MS);
+    function end(): void {
+      if (ended) return;
+      ended = true;
+      const ms = performance.now() - start;
+      clearInterval(sampler);
+      clearTimeout(deadline);
+      running.stop();
+      const latencies = Float64Array.from(
+        input.filter((m) => m.key !== HOT),
+        (m) =>
+          Number.isNaN(finishedAt[m.seq]) ? Number.POSITIVE_INFINITY : finishedAt[m.seq] - m.seq / perMs,
+      ).sort();
+      const measures = {
+        rate: (finished * 1000) / ms,
+        coldP99: percentile(latencies, 99),
+        coldFinished: 1 - coldLeft / cold,
+        peakHeld,
+        offered: perMs * 1000,
+      };
+      // Handlers of the stopped run still pending (a millisecond at most) run out before the next run.
+      setTimeout(() => resolve(measures), 50);
+    }
+    paceArrivals(
+      input.length,
+      perMs,
+      start,
+      (due) => {
+        arrived = due;
+        running.arrive(due);
+        if (complete()) end();
+      },
+      () => ended,
+    );
+  });
+}
+
+/** The cell: every contender with and without the hot key, at the offered rate, in one process. */
+export async function cell(): Promise<Record<string, Run>> {
+  const all = contenders();
+  // The maximum: keyedDispatch's defaults closed-loop (everything available at once), uniform keys.
+  const closed = schedule(100_000, false, 1);
+  const max: number[] = [];
+  for (let i = 0; i < 4; i++)
+    max.push((await runOnce(all.share, closed, Number.POSITIVE_INFINITY, true)).rate);
+  const offered = Math.round(Math.min(TARGET_RATE, 0.6 * median(max)));
+  const count = Math.round((offered * ARRIVAL_MS) / 1000);
+  const inputs = { uniform: schedule(count, false, 2), hot: schedule(count, true, 3) };
+  return Object.fromEntries(
+    Object.keys(all).flatMap((id) =>
+      (['uniform', 'hot'] as const).map((mode) => [
+        `${id}:${mode}`,
+        () => runOnce(all[id], inputs[mode], offered / 1000),
+      ]),
+    ),
+  );
+}
+
+async function run({ rounds = 5 }: { rounds?: number }): Promise<Report> {
+  const rs: Rounds = inFreshProcess('scenarios/hot-key', { warmups: 1, rounds });
+  const med = (id: string, measure: string) => median(series(rs, id, measure));
+  const ms = (v: number) =>
+    Number.isFinite(v) ? `${v.toFixed(v < 10 ? 2 : 0)} ms` : `> ${DRAIN_MS / 1000} s`;
+  const offered = med('share:hot', 'offered');
+  const rows = Object.entries(LABELS).flatMap(([id, label]) =>
+    (['uniform', 'hot'] as const).map((mode) => [
+      mode === 'uniform' ? label : '',
+      mode === 'uniform' ? 'no hot key' : 'hot key 50 %',
+      percent(med(`${id}:${mode}`, 'coldFinished')),
+      ms(med(`${id}:${mode}`, 'coldP99')),
+      mode === 'hot' ? ratioCell(ratios(rs, `${id}:hot`, `${id}:uniform`, 'coldP99')) : '',
+      Math.round(med(`${id}:${mode}`, 'peakHeld')).toLocaleString('en-US'),
+    ]),
+  );
+  const figures: Record<string, string> = { rate: `${rate(offered)} msgs/s` };
+  for (const id of Object.keys(LABELS)) {
+    figures[`${id}.finished`] = percent(med(`${id}:hot`, 'coldFinished'));
+    figures[`${id}.unfinished`] = percent(1 - med(`${id}:hot`, 'coldFinished'));
+    figures[`${id}.p99-ratio`] = times(median(ratios(rs, `${id}:hot`, `${id}:uniform`, 'coldP99')));
+    figures[`${id}.held`] = Math.round(med(`${id}:hot`, 'peakHeld')).toLocaleString('en-US');
+  }
+  return {
+    method: `${KEYS.toLocaleString('en-US')} keys; handlers of 0.1–1 ms (half wait one event-loop turn, a quarter \`setTimeout(0)\`, a quarter \`setTimeout(1)\`). An open-loop source offers ${rate(offered)} msgs/s for ${ARRIVAL_MS} ms (${TARGET_RATE / 1000} k, or 60 % of keyedDispatch's closed-loop maximum where that is lower): message *i* arrives at *i* / rate whatever the consumer does. keyedDispatch pulls what has arrived from a receiver, as from a broker's log; the promise chain's producer offers it while a slot is free; groupBy gets it pushed. With the hot key, key 0 gets half the messages, more than one key can handle one at a time; the other keys are cold. A cold message's latency runs from its scheduled arrival to its end; a run waits ${DRAIN_MS / 1000} s after the last arrival, and what has not finished then counts as unfinished. Peak held: most messages taken from the source and not finished. One process, ${rounds} rounds, every contender and workload once a round, rotated; medians, and the p99 ratio as the median of per-round ratios (min–max).`,
+    tables: table(
+      ['contender', 'workload', 'cold finished', 'cold p99', 'p99 ÷ no hot key', 'peak held'],
+      rows,
+    ),
+    figures,
+    chart: {
+      title: `Cold messages finished with a hot key at 50 %, ${rate(offered)} msgs/s offered (median %)`,
+      categories: Object.keys(LABELS),
+      series: [
+        {
+          name: 'cold messages finished',
+          values: Object.keys(LABELS).map((id) => 100 * med(`${id}:hot`, 'coldFinished')),
+        },
+      ],
+      yLabel: '% of cold messages',
+    },
+    headline: [
+      [
+        'one key with half the traffic, more than it can handle: the other keys’ messages finished',
+        '**{share.finished}** against **{chain.finished}** with a per-key promise chain',
+        'RxJS `groupBy` + `concatMap` **{groupBy.finished}**, holding {groupBy.held} messages without bound',
+      ],
+    ],
+  };
+}
+
+const scenario: Scenario = {
+  title: 'one key carrying half the traffic: the other keys’ messages finished and their p99 latency',
+  run,
+};
 
 export default scenario;

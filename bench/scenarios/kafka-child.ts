@@ -1,10 +1,11 @@
 // One Kafka consumer run in a fresh process: `kafka-child <contender> --topic t --group g
-// --max-in-flight n --messages n --keys n [--log file --kill-point n]` (the same arguments as the
-// Parallel Consumer program). Prints `{ "rate": msgs/s, "violations": n }` on its last line once every
-// message has been handled, then exits without leaving the group (each measured run has a group of its own).
+// --max-in-flight n --messages n --keys n [--log file --kill-point n] [--commit-every-messages n]`
+// (the Parallel Consumer program takes the same arguments). Prints `{ "rate": msgs/s, "violations": n }`
+// on its last line once every message has been handled, then exits without leaving the group (each
+// measured run has a group of its own).
 import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
-import { lastValueFrom, type ObservableInput } from 'rxjs';
+import { lastValueFrom } from 'rxjs';
 import { keyedDispatch } from '../../src';
 import {
   fromKafka,
@@ -23,6 +24,8 @@ interface Args {
   topic: string;
   group: string;
   maxInFlight: number;
+  /** The receiver's `commitEveryMessages`, when not its default. */
+  commitEveryMessages?: number;
   messages: number;
   keys: number;
   tally: Tally;
@@ -35,15 +38,17 @@ const kafkajs = () =>
 
 /** The receivers keyedDispatch runs after, by client. */
 const receivers: Record<string, (args: Args) => KafkaReceiver> = {
-  kafkajs: ({ topic, group }) =>
+  kafkajs: ({ topic, group, commitEveryMessages }) =>
     fromKafka({
       consumer: kafkajs().consumer({ groupId: group, ...GROUP }),
       topics: [topic],
       fromBeginning: true,
+      commitEveryMessages,
     }),
   // The classic group protocol, so a killed member leaves the group after the same 10 s as the others.
-  platformatic: ({ topic, group }) =>
+  platformatic: ({ topic, group, commitEveryMessages }) =>
     fromPlatformaticKafka({
+      commitEveryMessages,
       consumer: new Consumer({
         clientId: 'bench',
         bootstrapBrokers: ['127.0.0.1:9092'],
@@ -57,15 +62,18 @@ const receivers: Record<string, (args: Args) => KafkaReceiver> = {
     }),
 };
 
-/** keyedDispatch after the client's receiver, handling each message with `handle`. */
-function dispatch(client: string, handle: (m: KafkaMessage, tally: Tally) => ObservableInput<void>) {
+/** keyedDispatch after the client's receiver, with a 1 ms async handler. */
+function dispatch(client: string) {
   return async (args: Args): Promise<void> => {
     void lastValueFrom(
       receivers[client](args).pipe(
         keyedDispatch<KafkaMessage, string, void>({
           key: kafkaKey,
           maxInFlight: args.maxInFlight,
-          handle: (m) => handle(m, args.tally),
+          handle: async (m) => {
+            await delay();
+            args.tally.record(m.value);
+          },
         }),
       ),
       { defaultValue: undefined },
@@ -116,24 +124,7 @@ async function rawPlatformatic({ topic, group, tally }: Args): Promise<void> {
 
 const contenders: Record<string, (args: Args) => Promise<void>> = {
   ...Object.fromEntries(
-    Object.keys(receivers).flatMap((client) => [
-      // A 1 ms async handler.
-      [
-        `keyed-dispatch:${client}`,
-        dispatch(client, async (m, tally) => {
-          await delay();
-          tally.record(m.value);
-        }),
-      ],
-      // A handler that returns at once: what dispatch itself costs.
-      [
-        `keyed-dispatch-no-op:${client}`,
-        dispatch(client, (m, tally) => {
-          tally.record(m.value);
-          return [];
-        }),
-      ],
-    ]),
+    Object.keys(receivers).map((client) => [`keyed-dispatch:${client}`, dispatch(client)]),
   ),
   'each-message:kafkajs': eachMessageKafkajs,
   'raw:kafkajs': rawKafkajs,
@@ -178,6 +169,8 @@ async function main(): Promise<void> {
     topic: args.topic,
     group: args.group,
     maxInFlight: Number(args['max-in-flight']),
+    commitEveryMessages:
+      args['commit-every-messages'] === undefined ? undefined : Number(args['commit-every-messages']),
     messages: Number(args.messages),
     keys: Number(args.keys),
     tally,

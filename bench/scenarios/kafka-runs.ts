@@ -1,7 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { bundle } from '../harness';
 import { type KafkaRunResult, Tally } from './kafka-tally';
+
+/** The command that runs a Node contender (bench/scenarios/kafka-child.ts); its first argument names it. */
+export function childCommand(): string[] {
+  return [process.execPath, bundle('scenarios/kafka-child.ts')];
+}
 
 /** What every contender process is told: the topic, its group, the in-flight bound and what to expect. */
 export interface RunSpec {

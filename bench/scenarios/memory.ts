@@ -1,61 +1,128 @@
-import { bundle, median, minMax, runChild, type Scenario, table } from '../lib';
-import { barChart, saveChart } from '../svg';
+import { concatMap, groupBy, mergeMap, Subject } from 'rxjs';
+import { KeyedExecutor, keyedDispatch } from '../../src';
+import { type Alternation, alternate, inFreshProcess, type Run, series } from '../harness';
+import type { Report, Scenario } from '../report';
+import { median, minMax, table, times } from '../stats';
 
-const RUNS = 5;
+/**
+ * Memory after many distinct keys: a pipeline that stays subscribed (its source never completes) is fed
+ * 1,000,000 distinct keys, one message each; its heap after ÷ before. keyedDispatch against groupBy +
+ * concatMap, which keeps every group while its source is open.
+ */
 
-interface Result {
-  beforeMb: number;
-  afterMb: number;
+const KEYS = 1_000_000;
+const WARM_UP_KEYS = 10_000;
+/** Messages pushed per event-loop turn, as a hot producer does. */
+const BATCH = 10_000;
+
+const LABELS: Record<string, string> = {
+  ours: 'keyedDispatch, `async (m) => m`',
+  groupBy: '`groupBy(key)` + `mergeMap(concatMap)`, no duration selector',
+};
+
+interface Cell extends Alternation {
+  contender: string;
 }
 
-const contenders: Array<[string, string]> = [
-  ['ours', 'keyedDispatch (LocalBus receiver)'],
-  ['groupBy', 'groupBy(key) + concatMap, no duration selector'],
-];
+type Pipeline = (subject: Subject<{ key: number }>, done: () => void) => void;
 
-const mb = (v: number) => `${v.toFixed(1)} MB`;
-
-const scenario: Scenario = {
-  title: '1,000,000 distinct keys, one message each; heap after drain vs before',
-  async run(args) {
-    const runs = Number(args[0] ?? RUNS);
-    const child = bundle('scenarios/memory-child.ts');
-    const results = new Map<string, Result[]>(contenders.map(([id]) => [id, []]));
-    for (let r = 0; r < runs; r++) {
-      for (const [id] of contenders) results.get(id)?.push(runChild<Result>(child, [id]));
-    }
-    const values = (id: string, f: (x: Result) => number) => (results.get(id) ?? []).map(f);
-    const ratio = (x: Result) => x.afterMb / x.beforeMb;
-    const rows = contenders.map(([id, label]) => {
-      const [lo, hi] = minMax(values(id, ratio));
-      return [
-        label,
-        mb(median(values(id, (x) => x.beforeMb))),
-        mb(median(values(id, (x) => x.afterMb))),
-        `${median(values(id, ratio)).toFixed(2)}×`,
-        `${lo.toFixed(2)}× – ${hi.toFixed(2)}×`,
-      ];
-    });
-    const text =
-      'The pipeline stays subscribed (its source never completes); the heap is measured after two forced ' +
-      'collections, with the pipeline idle, before and after the keys passed through. Target for keyedDispatch: ' +
-      `after ≤ 1.1× before. Medians over ${runs} runs, each a fresh process (min – max of the ratio):\n\n` +
-      table(['pattern', 'heap before', 'heap after drain', 'after / before', 'range'], rows);
-    console.log(`${text}\n`);
-    const chart = barChart({
-      title: 'Heap before and after 1,000,000 distinct keys (median)',
-      categories: contenders.map(([id]) => id),
-      series: [
-        { name: 'heap before (MB)', values: contenders.map(([id]) => median(values(id, (x) => x.beforeMb))) },
-        {
-          name: 'heap after drain (MB)',
-          values: contenders.map(([id]) => median(values(id, (x) => x.afterMb))),
-        },
-      ],
-      yLabel: 'MB',
-    });
-    return `${saveChart('memory-heap', chart, 'heap before and after')}\n\n${text}`;
-  },
+const pipelines: Record<string, Pipeline> = {
+  ours: (subject, done) =>
+    subject
+      .pipe(keyedDispatch({ executor: new KeyedExecutor(), key: (m) => m.key, handle: async (m) => m }))
+      .subscribe(done),
+  groupBy: (subject, done) =>
+    subject
+      .pipe(
+        groupBy((m) => m.key),
+        mergeMap((g) => g.pipe(concatMap(async (m) => m))),
+      )
+      .subscribe(done),
 };
+
+function heapMb(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  gc?.();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+}
+
+/** One run in its own process: heap in service (after a warm-up burst) and after 1,000,000 more keys. */
+export function cell({ contender }: Cell): Record<string, Run> {
+  return {
+    [contender]: async () => {
+      const subject = new Subject<{ key: number }>();
+      let left = 0;
+      let drained = () => {};
+      pipelines[contender](subject, () => {
+        if (--left === 0) drained();
+      });
+      const burst = async (first: number, count: number) => {
+        const done = new Promise<void>((resolve) => (drained = resolve));
+        left = count;
+        for (let at = first; at < first + count; at += BATCH) {
+          for (let key = at; key < Math.min(first + count, at + BATCH); key++) subject.next({ key });
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        await done;
+        await new Promise((resolve) => setImmediate(resolve));
+      };
+      await burst(-WARM_UP_KEYS, WARM_UP_KEYS);
+      const before = heapMb();
+      await burst(0, KEYS);
+      const after = heapMb();
+      return { before, after, ratio: after / before };
+    },
+  };
+}
+
+async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
+  const runs = Object.fromEntries(
+    Object.keys(LABELS).map((contender) => [
+      contender,
+      async () => inFreshProcess('scenarios/memory', { contender, warmups: 0, rounds: 1 })[contender][0],
+    ]),
+  );
+  const results = await alternate(runs, { warmups: 0, rounds });
+  const mb = (x: number) => `${x.toFixed(1)} MB`;
+  const rows = Object.entries(LABELS).map(([id, label]) => {
+    const [lo, hi] = minMax(series(results, id, 'ratio'));
+    return [
+      label,
+      mb(median(series(results, id, 'before'))),
+      mb(median(series(results, id, 'after'))),
+      `${times(median(series(results, id, 'ratio')))} (${times(lo)}–${times(hi)})`,
+    ];
+  });
+  const ratio = (id: string) => times(median(series(results, id, 'ratio')));
+  return {
+    method:
+      `Each run is a fresh process: a pipeline subscribed to a plain \`Subject\` that never completes gets a warm-up ` +
+      `burst of ${WARM_UP_KEYS.toLocaleString('en-US')} distinct keys, then ${KEYS.toLocaleString('en-US')} more, ` +
+      `${BATCH.toLocaleString('en-US')} per event-loop turn, one message each. The heap is read after two forced ` +
+      `collections, once every message has finished: before (in service, after the warm-up) and after. ${rounds} ` +
+      'runs per contender, taking turns; medians (min–max of the ratio).',
+    tables: table(['contender', 'heap before', 'heap after', 'after ÷ before'], rows),
+    figures: { ours: ratio('ours'), groupBy: ratio('groupBy') },
+    chart: {
+      title: `Heap before and after ${KEYS.toLocaleString('en-US')} distinct keys (median MB)`,
+      categories: ['keyedDispatch', 'groupBy + concatMap'],
+      series: ['before', 'after'].map((m) => ({
+        name: `heap ${m}`,
+        values: Object.keys(LABELS).map((id) => median(series(results, id, m))),
+      })),
+      yLabel: 'MB',
+    },
+    headline: [
+      [
+        '1,000,000 distinct keys: heap after ÷ before',
+        '**{ours}** (RxJS `groupBy` + `concatMap`: **{groupBy}**)',
+        '—',
+      ],
+    ],
+  };
+}
+
+const scenario: Scenario = { title: 'heap after 1,000,000 distinct keys against groupBy + concatMap', run };
 
 export default scenario;
