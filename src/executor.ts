@@ -7,10 +7,9 @@ import { functionOption, integerOption, MAX_WORKERS, optionsObject } from './val
 /** Options of `KeyedExecutor`. */
 export interface KeyedExecutorOptions {
   /**
-   * How many event-loop lanes (the design's "workers") every dispatcher given this executor shares. They
-   * take turns on the one thread that owns them: more lanes give more keys their own FIFO, not more CPU
-   * (for that, `ThreadExecutor`, whose `workers` are threads). Integer from 1 to 1,024. Default: available
-   * processors.
+   * How many event-loop lanes every dispatcher given this executor shares. They take turns on the one
+   * thread that owns them: more lanes give more keys their own FIFO, not more CPU (for that,
+   * `ThreadExecutor`, whose `workers` are threads). Integer from 1 to 1,024. Default: available processors.
    */
   workers?: number;
   /**
@@ -48,8 +47,8 @@ let shared: KeyedExecutor | undefined;
  * holds no lane), not CPU parallelism: CPU-bound handlers belong on thread lanes (`ThreadExecutor`).
  *
  * Placement of a new mailbox: the lane running right now if nothing else is queued on it; else a parked
- * lane (nothing ready), scanning round-robin; else (our addition to the design) the least loaded lane,
- * by ready mailboxes, then pinned ones.
+ * lane (nothing ready), scanning round-robin; else the least loaded lane, by ready mailboxes, then
+ * pinned ones, so that new keys spread over busy lanes instead of piling onto one.
  */
 export class KeyedExecutor {
   /** The process-wide executor used when `keyedDispatch` is given none. It holds no handle, so it never keeps the process alive. */

@@ -34,7 +34,7 @@ export class WindowOverflowError extends Error {
 /**
  * Most messages asked of a receiver at once. A synchronous receiver delivers them before anything they
  * started can finish; beyond a few thousand, what they hold outgrows V8's young generation and every
- * collection copies it (a window of 65,536 ran ~5× slower than one of 256).
+ * collection copies it.
  */
 const MAX_REQUEST = 1024;
 
@@ -202,8 +202,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
 
   /**
    * Admission when some key has parked messages, or when the router refused `message` (its key at its
-   * share): it goes behind its key's parked messages, if any, or into the window, or parks. Out of
-   * `admit`, which the compiler inlines into every receiver's delivery loop.
+   * share): it goes behind its key's parked messages, if any, or into the window, or parks. Kept out
+   * of `admit`, which every delivered message runs through.
    */
   private admitParked(key: K, message: T): void {
     // With nothing parked, the router has refused it already; else it is tried unless its key waits.
@@ -266,8 +266,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   /**
    * A message without a usable key. With a failure policy it goes to the dead letter, in a mailbox of its
    * own (see `KeyFailure`); without one the output errors and the message is never settled: no handler
-   * and no policy has seen it, so no receiver may acknowledge it. Out of `admit`, which the compiler
-   * inlines into every receiver's delivery loop.
+   * and no policy has seen it, so no receiver may acknowledge it. Kept out of `admit`, which every
+   * delivered message runs through.
    */
   private keyFailed(message: T, error: unknown): void {
     // A key of its own holds nothing yet, so its share always has room.

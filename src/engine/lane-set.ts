@@ -36,8 +36,8 @@ export function terminateAll(clients: Iterable<ExecutorClient>, error: unknown, 
  * Placement of a new mailbox:
  * 1. the lane running right now, if nothing else is queued on it (no hand-off at all);
  * 2. else a parked lane (nothing ready on it), scanning round-robin so parked lanes fill evenly;
- * 3. else the least loaded lane: fewest ready mailboxes, then fewest pinned mailboxes
- *    (our addition to the design, which stops at step 2).
+ * 3. else the least loaded lane: fewest ready mailboxes, then fewest pinned mailboxes, so that new
+ *    keys spread over busy lanes instead of piling onto one.
  */
 export class LaneSet {
   readonly lanes: readonly Lane[];

@@ -16,19 +16,18 @@ export const PROBE_LIMIT = 64;
  * The mailboxes of one dispatcher by key, and its pool of drained ones.
  *
  * A drained mailbox stays in the map under its last key while the filed pool has room, so a key that
- * comes back gets it back with one lookup. Taking every drained key out of the Map and inserting it
- * again when it comes back made up about a quarter of a trivial message's dispatch (the deletion, the
- * insertion, and the rehash that every few hundred insertions allocates a new table). Once `POOL_LIMIT`
- * mailboxes are filed, a drained one leaves the map for the unfiled pool, which serves new keys, except
+ * comes back gets it back with one lookup, instead of a deletion now and an insertion then (and the
+ * rehash that every few hundred insertions allocates a new table). Once `POOL_LIMIT` mailboxes are
+ * filed, a drained one leaves the map for the unfiled pool, which serves new keys, except
  * one in `REFRESH_EVERY`, which takes the place of the one filed longest ago: the filed pool follows a
  * key space that moves. A pooled mailbox holds no messages, is on no lane and is not live; memory never
  * grows with the number of keys seen.
  *
  * In a key space too large to recur within the pool (100,000 keys), filed mailboxes are almost never
- * taken back, and the thousand of them only make the map larger for every other key (7 % of a Promise
- * handler's throughput). So every `CHECK_EVERY` drained mailboxes the table looks at how many filed ones
- * were taken back: fewer than half a take per filed slot (about one take in eight at the full pool), and
- * the filed pool shrinks to `PROBE_LIMIT`; as many per probe, and it may grow back to `POOL_LIMIT`.
+ * taken back, and the thousand of them only make the map larger for every other key. So every
+ * `CHECK_EVERY` drained mailboxes the table looks at how many filed ones were taken back: fewer than half
+ * a take per filed slot (about one take in eight at the full pool), and the filed pool shrinks to
+ * `PROBE_LIMIT`; as many per probe, and it may grow back to `POOL_LIMIT`.
  */
 export class MailboxTable<T, K, R> {
   /** Live mailboxes, and filed ones under the key they last served. */

@@ -197,9 +197,8 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   }
 
   /**
-   * Runs one message's handler; true when it finished (completed or failed) synchronously. Kept small,
-   * with the array case inline and the others in their own methods, so the compiler can inline it
-   * into the turn.
+   * Runs one message's handler; true when it finished (completed or failed) synchronously. The array
+   * case is handled here, the others in their own methods.
    */
   private start(message: T): boolean {
     const owner = this.owner;

@@ -1,6 +1,6 @@
 /**
  * A FIFO on a power-of-two ring buffer that is reused in place: pushing and shifting allocate nothing
- * once the ring has grown to its working size (allocating a queue per mailbox doubles GC time).
+ * once the ring has grown to its working size, so a long-lived queue makes no garbage.
  */
 export class RingQueue<T> {
   private items: (T | undefined)[];

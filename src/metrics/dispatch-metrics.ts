@@ -23,9 +23,8 @@ export interface DispatchMetricsOptions {
    * due while another handler is still being timed is skipped), and one drain of the lane loop in
    * `sampleEvery` (the turns it runs until no lane has work) for the busy ratio: its duration counts
    * `sampleEvery` times, shared among the lanes by the handlers each started in it. Reading the clock
-   * costs 50–150 ns, as much as dispatching a message, so timing every one would halve the throughput of
-   * fast handlers; 1 times everything (exact, for slow handlers or tests). Integer ≥ 1. Default 256 (at
-   * 64, the timing cost ~5–12 % of a trivial handler's throughput in the core benchmark; at 256, 0–3 %).
+   * costs about as much as dispatching a message, so a lower value costs fast handlers throughput; 1
+   * times everything (exact, for slow handlers or tests). Integer ≥ 1. Default 256.
    */
   sampleEvery?: number;
   /**
@@ -291,10 +290,7 @@ export class DispatchMetrics extends DispatchStats {
   }
 }
 
-/**
- * The handler timer given to dispatchers. A class rather than a closure: the dispatcher's optimized code
- * stays valid from one metrics object to the next.
- */
+/** The handler timer given to dispatchers: one handler in `every` is timed. */
 class LatencyRecorder implements HandlerTimer {
   constructor(
     readonly every: number,

@@ -19,7 +19,7 @@
  *   STOP                                               the executor closes: cancel everything and exit
  *
  * Consecutive messages of one dispatcher share one RUN header: cloning costs per entry, and the op code
- * and channel repeated for every message made the main thread's posts ~1.8× as costly.
+ * and channel repeated for every message would make the main thread's posts much costlier.
  *
  * Thread → main (`ToMain`):
  *   NEXT  message id, value               the message's handler emitted a value

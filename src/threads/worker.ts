@@ -56,9 +56,8 @@ let sendsSinceCheck = 0;
 
 /**
  * When the pending batch is posted. Each post costs the main thread a wake-up and some microseconds
- * however many records it carries (with 50 µs handlers, posting every 8 outcomes took 5–7 % of the
- * CPU on the main thread, all of it taken from the threads), so a batch grows while this thread has
- * work, and is posted:
+ * however many records it carries, time taken from the threads on a machine with few cores, so a batch
+ * grows while this thread has work, and is posted:
  * - once the thread runs out of work: after every batch already waiting on its port is handled;
  * - once it is `FLUSH_AFTER_MS` old, which bounds how late an outcome is reported (and a transport
  *   acknowledges) while the thread is busy. Its age is read every `CHECK_EVERY` records.
