@@ -1,7 +1,8 @@
 // The main demo, on the embedded default (no broker): 200,000 messages over 10,000 keys sent through an
 // in-process LocalBus into keyedDispatch, with async I/O-like handlers and live metrics, shown on the
 // dashboard whose URL it prints. `npm start`; `npm start -- --hold` keeps sending, round after round,
-// until Ctrl-C, so the dashboard can be watched (`--port <n>` picks its port).
+// so the dashboard can be watched (`--port <n>` picks its port). Ctrl-C (SIGINT) or SIGTERM stops the
+// sending, lets what is in flight finish and prints the summary.
 import { DispatchMetrics, KeyedExecutor, keyedDispatch, LocalBus, type MetricsSnapshot } from '../src';
 import { serveDashboard } from '../src/dashboard';
 
@@ -15,6 +16,9 @@ const MESSAGES = 200_000;
 const KEYS = 10_000;
 /** One message in this many goes to a single busy account, so the hot-key view has something to show. */
 const HOT_EVERY = 250;
+/** How often the live line is redrawn; without a terminal, one line is printed every `PRINT_EVERY_MS`. */
+const DRAW_EVERY_MS = 200;
+const PRINT_EVERY_MS = 2000;
 
 const HOLD = process.argv.includes('--hold');
 const PORT = process.argv.includes('--port') ? Number(process.argv[process.argv.indexOf('--port') + 1]) : 0;
@@ -57,15 +61,17 @@ async function main(): Promise<void> {
   console.log(
     `dashboard                  ${dashboard.url}  ${HOLD ? '(Ctrl-C to stop)' : '(npm start -- --hold keeps it up)'}`,
   );
+  // Either signal stops the sending; what is in flight finishes and the summary is printed. A repeat is
+  // ignored: `npm start` passes the terminal's Ctrl-C on, so one press can arrive twice.
   let stopping = false;
-  // The first Ctrl-C ends the round under way and prints the summary; a second one exits at once.
-  if (HOLD) process.once('SIGINT', () => (stopping = true));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (stopping = true));
 
   const started = performance.now();
-  const live = metrics.snapshots(200).subscribe((s) => draw(handled, s));
+  const live = metrics.snapshots(DRAW_EVERY_MS).subscribe((s) => draw(handled, s, started));
   const nextSeq = new Map<string, number>();
-  do {
+  sending: do {
     for (let i = 0; i < MESSAGES; i++) {
+      if (stopping) break sending;
       const account = i % HOT_EVERY === 0 ? 'account-hot' : `account-${i % KEYS}`;
       const seq = nextSeq.get(account) ?? 0;
       nextSeq.set(account, seq + 1);
@@ -73,16 +79,17 @@ async function main(): Promise<void> {
       // 1,024 by default, wait): a sender that awaits it is paced by the window beyond that.
       await bus.send({ account, seq, sentAt: performance.now() });
     }
-  } while (HOLD && !stopping);
+  } while (HOLD);
   bus.close();
   await done;
   live.unsubscribe();
   const final = metrics.read();
-  draw(handled, final);
+  draw(handled, final, started, true);
   await dashboard.close();
   const seconds = (performance.now() - started) / 1000;
   const sorted = latencies.slice(0, Math.min(handled, MESSAGES)).sort();
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))].toFixed(2);
+  const pct = (p: number) =>
+    sorted.length === 0 ? '–' : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))].toFixed(2);
   process.stdout.write('\n\n');
   console.log(
     `messages handled           ${handled.toLocaleString('en-US')} over ${KEYS.toLocaleString('en-US')} keys`,
@@ -97,25 +104,37 @@ async function main(): Promise<void> {
   console.log(`live mailboxes at end      ${final.liveMailboxes} (executor: ${executor.liveMailboxes})`);
 }
 
-/** Last tenth printed when stdout is not a terminal (one line per 10 % instead of a live bar). */
-let printedTenth = -1;
+let lastPrinted = Number.NEGATIVE_INFINITY;
 
-function draw(handled: number, s: MetricsSnapshot): void {
-  const width = 30;
-  // Progress through the current round.
-  const done = handled === 0 ? 0 : ((handled - 1) % MESSAGES) + 1;
-  const filled = Math.round((done / MESSAGES) * width);
+/**
+ * The live line: throughput, handler latency and the window, after the progress through the 200,000
+ * messages of a single run; a held run has no end to progress towards, so it shows the time and count.
+ */
+function draw(handled: number, s: MetricsSnapshot, started: number, last = false): void {
+  const elapsed = performance.now() - started;
   const hot = s.hotKeys.map((h) => `${String(h.key)}:${h.backlog}`).join(' ');
   const line =
-    `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${((done / MESSAGES) * 100).toFixed(0).padStart(3)}% ` +
-    `${Math.round(s.settledPerSecond).toLocaleString('en-US').padStart(8)} msg/s  ` +
-    `in-flight ${String(s.inFlight).padStart(3)}/${s.maxInFlight}  ` +
-    `p99 ${s.windowLatency.p99Ms.toFixed(1).padStart(4)} ms  hot ${hot}`;
-  if (process.stdout.isTTY) process.stdout.write(`\r${line.padEnd(process.stdout.columns - 1)}`);
-  else if (Math.floor((handled / MESSAGES) * 10) > printedTenth) {
-    printedTenth = Math.floor((handled / MESSAGES) * 10);
+    `${HOLD ? held(handled, elapsed) : progress(handled)}  ` +
+    `${Math.round(s.settledPerSecond).toLocaleString('en-US').padStart(8)} msgs/s  ` +
+    `handler p50 ${s.windowLatency.p50Ms.toFixed(1).padStart(4)} ms p99 ${s.windowLatency.p99Ms.toFixed(1).padStart(4)} ms  ` +
+    `in flight ${String(s.inFlight).padStart(3)}/${s.maxInFlight}  hot ${hot}`;
+  if (process.stdout.isTTY) {
+    const width = process.stdout.columns - 1;
+    process.stdout.write(`\r${line.slice(0, width).padEnd(width)}`);
+  } else if (last || elapsed - lastPrinted >= PRINT_EVERY_MS) {
+    lastPrinted = elapsed;
     console.log(line);
   }
+}
+
+function progress(handled: number): string {
+  const width = 30;
+  const filled = Math.round((handled / MESSAGES) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${((handled / MESSAGES) * 100).toFixed(0).padStart(3)}%`;
+}
+
+function held(handled: number, elapsedMs: number): string {
+  return `${(elapsedMs / 1000).toFixed(0).padStart(4)} s  ${handled.toLocaleString('en-US').padStart(11)} handled`;
 }
 
 main().catch((err) => {
