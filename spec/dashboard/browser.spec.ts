@@ -5,6 +5,8 @@ import { DispatchMetrics, KeyedExecutor, keyedDispatch, LocalBus, retryPolicy } 
 import { type Dashboard, serveDashboard } from 'keyed-dispatch/dashboard';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { firstValueFrom, Subject, type Subscription } from 'rxjs';
+import { stallThreshold } from '../../src/dashboard/stall';
+import { HeldDemo } from '../examples/held-demo';
 import { faultyTransport } from './faulty-transport';
 import { gated } from './gated';
 
@@ -25,14 +27,25 @@ function installedBrowser(): string | undefined {
     return undefined;
   }
 }
-/** Where the screenshot goes: `.build/` on every run; `npm run screenshot` points it at docs/dashboard.png. */
+/**
+ * Where the screenshot of the demo goes: `.build/` on every run; `npm run screenshot` points it at
+ * docs/dashboard.png, and then waits until the charts have half a minute to show.
+ */
 const SCREENSHOT = join(ROOT, process.env.DASHBOARD_SCREENSHOT ?? '.build/dashboard.png');
-/** The screenshot for the README waits until the charts have something to show. */
-const WATCH_MS = process.env.DASHBOARD_SCREENSHOT ? 15_000 : 0;
+const WATCH_MS = process.env.DASHBOARD_SCREENSHOT ? 30_000 : 0;
 const PERIOD_MS = 250;
 
 const SCRIPT_KEY = '<script>window.__injected = 1</script>';
 const IMG_KEY = '<img src=x onerror="window.__injected = 2">';
+/** A key longer than its column is wide: shown whole, on several lines. */
+const LONG_KEY = 'tenant-0042/region-eu-west/account-7f3a9c2e-5b1d-4e8a-9c6f-2d7e1b3a8f40';
+
+/** The states' colours (page-style.ts), as computed styles give them. */
+const GREEN = 'rgb(47, 158, 68)';
+const BLUE = 'rgb(25, 113, 194)';
+const GREY = 'rgb(134, 142, 150)';
+const ORANGE = 'rgb(232, 137, 12)';
+const RED = 'rgb(214, 48, 49)';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -41,7 +54,10 @@ interface Order {
   seq: number;
 }
 
-/** Dispatchers with something to show: steady traffic with two held keys, and a window one key stalls. */
+/**
+ * Dispatchers with something to show: steady traffic with three held keys, a window one key holds, and
+ * a full window of many keys none of which settles.
+ */
 async function pipelines() {
   const executor = new KeyedExecutor({ workers: 2 });
   const held = new Subject<void>();
@@ -60,7 +76,7 @@ async function pipelines() {
           failurePolicy: retryPolicy({ maxAttempts: 1 }),
           handle: async (m: Order) => {
             if (m.account === 'warm-up') return sleep(150);
-            if (m.account === 'account-hot' || m.account === IMG_KEY)
+            if (m.account === 'account-hot' || m.account === IMG_KEY || m.account === LONG_KEY)
               return firstValueFrom(held, { defaultValue: undefined });
             if (m.seq % 97 === 0) throw new Error('declined');
             if (m.seq % 499 === 0) for (const end = performance.now() + 6; performance.now() < end; );
@@ -76,6 +92,7 @@ async function pipelines() {
   await sleep(20);
   for (let i = 0; i < 12; i++) void ordersBus.send({ account: 'account-hot', seq: seq++ });
   for (let i = 0; i < 5; i++) void ordersBus.send({ account: IMG_KEY, seq: seq++ });
+  for (let i = 0; i < 3; i++) void ordersBus.send({ account: LONG_KEY, seq: seq++ });
   // About 2,000 messages a second over 400 accounts.
   const traffic = setInterval(() => {
     for (let i = 0; i < 40; i++) void ordersBus.send({ account: `account-${(seq * 7) % 400}`, seq: seq++ });
@@ -101,12 +118,21 @@ async function pipelines() {
   );
   for (let i = 0; i < 40; i++) void billingBus.send({ account: SCRIPT_KEY, seq: i });
 
+  const shipping = new DispatchMetrics();
+  const parcels = gated(
+    shipping,
+    Array.from({ length: 40 }, (_, i) => `parcel-${i}`),
+    32,
+  );
+
   return {
     orders,
     billing,
+    shipping,
     stop(): void {
       clearInterval(traffic);
       for (const s of subscriptions) s.unsubscribe();
+      parcels.stop();
     },
   };
 }
@@ -115,6 +141,62 @@ const text = (page: Page, selector: string) => page.locator(selector).first().te
 const number = async (page: Page, selector: string) =>
   Number((await page.locator(selector).first().getAttribute('data-value')) ?? Number.NaN);
 const card = (name: string) => `section.dispatcher[data-name="${name}"]`;
+/** A computed style of the first element `selector` finds. */
+const style = (page: Page, selector: string, property: string) =>
+  page
+    .locator(selector)
+    .first()
+    .evaluate((element, name) => getComputedStyle(element).getPropertyValue(name), property);
+const legendSwatch = (state: string) => `.legend .swatch[data-state="${state}"]`;
+
+/**
+ * How each hot key within `scope` shows: its text, whether it shows whole (no ellipsis, nothing of it
+ * outside its cell, the cell not overflowing) and on how many lines. Read at one moment: the rows are
+ * rebuilt with each update.
+ */
+function keysShown(page: Page, scope: string) {
+  return page.evaluate(
+    (selector) =>
+      Array.from(document.querySelectorAll(selector)).map((element) => {
+        const cell = element.closest('td') as HTMLElement;
+        const k = element.getBoundingClientRect();
+        const c = cell.getBoundingClientRect();
+        const cut = [element, cell].some((e) => getComputedStyle(e).textOverflow === 'ellipsis');
+        const inside =
+          k.left >= c.left - 1 && k.right <= c.right + 1 && k.top >= c.top - 1 && k.bottom <= c.bottom + 1;
+        return {
+          text: element.textContent,
+          whole: k.width > 0 && !cut && inside && cell.scrollWidth <= cell.clientWidth,
+          lines: element.getClientRects().length,
+        };
+      }),
+    `${scope} table.hot-keys .key`,
+  );
+}
+
+/** Everything drawn in a shade of orange (hue 15–50°) outside the legend: `element.class property colour`. */
+function orangeOutsideLegend(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const found: string[] = [];
+    for (const element of Array.from(document.querySelectorAll('body *'))) {
+      if (element.closest('.legend, [hidden]') !== null) continue;
+      const computed = getComputedStyle(element);
+      for (const property of ['color', 'background-color', 'border-top-color', 'stroke', 'fill']) {
+        const value = computed.getPropertyValue(property);
+        const m = /rgba?\((\d+), (\d+), (\d+)(?:, ([\d.]+))?\)/.exec(value);
+        if (m === null || (m[4] !== undefined && Number(m[4]) === 0)) continue;
+        const [r, g, b] = [m[1], m[2], m[3]].map((v) => Number(v) / 255);
+        const max = Math.max(r, g, b);
+        const chroma = max - Math.min(r, g, b);
+        if (chroma < 0.3 || max !== r) continue;
+        const hue = (60 * (g - b)) / chroma;
+        if (hue >= 15 && hue <= 50)
+          found.push(`${element.tagName}.${element.getAttribute('class')} ${property} ${value}`);
+      }
+    }
+    return found;
+  });
+}
 
 if (browserPath === undefined && process.env.CI) {
   describe('the dashboard in a browser', () => {
@@ -136,7 +218,7 @@ if (browserPath === undefined && process.env.CI) {
     beforeAll(async () => {
       running = await pipelines();
       dashboard = await serveDashboard({
-        sources: { orders: running.orders, billing: running.billing },
+        sources: { orders: running.orders, billing: running.billing, shipping: running.shipping },
         periodMs: PERIOD_MS,
       });
       browser = await chromium.launch({ executablePath: browserPath, args: ['--no-sandbox'] });
@@ -215,17 +297,33 @@ if (browserPath === undefined && process.env.CI) {
       expect(p50).toBeGreaterThan(0.5);
       expect(p99).toBeGreaterThanOrEqual(p50);
 
-      // Hot keys: the two held keys lead the table, with read()'s backlogs; markup in a key is text.
-      const hot = running.orders.read().hotKeys.slice(0, 2);
+      // Hot keys: the three held keys lead the table, with read()'s backlogs and their share of the
+      // window (of 256); markup in a key is text.
+      const hot = running.orders.read().hotKeys.slice(0, 3);
       expect(hot).toEqual([
         { key: 'account-hot', backlog: 12, parked: 0 },
         { key: IMG_KEY, backlog: 5, parked: 0 },
+        { key: LONG_KEY, backlog: 3, parked: 0 },
       ]);
       const rows = page.locator(`${card('orders')} table.hot-keys tbody tr`);
-      expect(await rows.nth(0).locator('td').allTextContents()).toEqual(['account-hot', '12', '', '']);
-      expect(await rows.nth(1).locator('td').allTextContents()).toEqual([IMG_KEY, '5', '', '']);
+      expect(await rows.nth(0).locator('td').allTextContents()).toEqual(['account-hot', '12', '', '5 %']);
+      expect(await rows.nth(1).locator('td').allTextContents()).toEqual([IMG_KEY, '5', '', '2 %']);
+      expect(await rows.nth(2).locator('td').allTextContents()).toEqual([LONG_KEY, '3', '', '1 %']);
       expect(await rows.nth(1).locator('img').count()).toBe(0);
       expect(await page.locator(`${card('orders')} .banner`).isHidden()).toBe(true);
+      // Every key shows whole without hovering: the long one on more lines, in a wide window and a narrow one.
+      for (const width of [1400, 700]) {
+        await page.setViewportSize({ width, height: 900 });
+        for (const name of ['orders', 'billing', 'shipping']) {
+          for (const shown of await keysShown(page, card(name))) expect(shown).toMatchObject({ whole: true });
+        }
+        const long = (await keysShown(page, card('orders'))).find((shown) => shown.text === LONG_KEY);
+        expect(long?.lines).toBeGreaterThan(1);
+        expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(
+          true,
+        );
+      }
+      await page.setViewportSize({ width: 1400, height: 900 });
 
       // The stalled window: gauge full at 32 / 32, its mark at 30, and the banner naming the key as text.
       const billing = running.billing.read();
@@ -242,18 +340,32 @@ if (browserPath === undefined && process.env.CI) {
           .first()
           .textContent(),
       ).toBe(SCRIPT_KEY);
-      expect(await page.locator('#overview tr[data-name="billing"] .state-stalled').textContent()).toBe(
-        `held by ${SCRIPT_KEY}`,
+      // The states that are a problem, in the legend's colours: red for a held intake, orange for a full
+      // window that does not settle; a dispatcher that settles is green, whatever its failures.
+      const state = (name: string) => `#overview tr[data-name="${name}"] .state`;
+      expect(await text(page, state('billing'))).toBe(`held by ${SCRIPT_KEY}`);
+      expect(await page.locator(state('billing')).getAttribute('data-state')).toBe('held');
+      expect(await style(page, state('billing'), 'color')).toBe(RED);
+      expect(await style(page, legendSwatch('held'), 'background-color')).toBe(RED);
+      expect(await style(page, `${card('billing')} .gauge-fill`, 'background-color')).toBe(RED);
+      await page.waitForFunction(
+        (selector) => document.querySelector(selector)?.textContent === 'not settling',
+        state('shipping'),
       );
+      expect(await text(page, `${card('shipping')} [data-field="inFlight"]`)).toBe('32');
+      expect(await style(page, state('shipping'), 'color')).toBe(ORANGE);
+      expect(await style(page, legendSwatch('not-settling'), 'background-color')).toBe(ORANGE);
+      expect(await style(page, `${card('shipping')} .gauge-fill`, 'background-color')).toBe(ORANGE);
+      expect(await text(page, state('orders'))).toBe('flowing');
+      expect(await style(page, state('orders'), 'color')).toBe(GREEN);
+      // Failures are a red count.
+      expect(Number(await text(page, '#overview tr[data-name="orders"] td.fault'))).toBeGreaterThan(0);
       // Exactly the page's own script exists, and nothing a key carried has run.
       expect(await page.locator('script').count()).toBe(1);
       expect(await page.evaluate(() => (window as { __injected?: number }).__injected)).toBeUndefined();
 
-      await sleep(WATCH_MS);
-      mkdirSync(dirname(SCREENSHOT), { recursive: true });
-      await page.screenshot({ path: SCREENSHOT, fullPage: true });
-      expect(existsSync(SCREENSHOT)).toBe(true);
       expect(problems).toEqual([]);
+      await page.close();
     }, 60_000);
 
     it("shows each dispatcher's transport faults, highlighted once there are some", async () => {
@@ -277,6 +389,11 @@ if (browserPath === undefined && process.env.CI) {
       );
       expect(await faults('healthy').textContent()).toBe('0');
       expect(await faults('healthy').getAttribute('class')).not.toBe('fault');
+      // Neither has anything in flight or taken in: idle, in the legend's grey.
+      const state = page.locator('#overview tr[data-name="healthy"] .state');
+      expect(await state.textContent()).toBe('idle');
+      expect(await style(page, '#overview tr[data-name="healthy"] .state', 'color')).toBe(GREY);
+      expect(await style(page, legendSwatch('idle'), 'background-color')).toBe(GREY);
       await page.close();
       await served.close();
       quiet.stop();
@@ -316,10 +433,143 @@ if (browserPath === undefined && process.env.CI) {
       const first = page.locator(card('dispatcher-01'));
       expect(await first.locator('[data-field="liveMailboxes"]').textContent()).toBe('10,000');
       expect(await first.locator('table.hot-keys tbody tr').count()).toBe(10);
+      // Three messages in flight that do not settle, with room in the window: running, in the legend's blue.
+      const second = '#overview tr[data-name="dispatcher-02"] .state';
+      expect(await text(page, second)).toBe('running');
+      expect(await style(page, second, 'color')).toBe(BLUE);
+      expect(await style(page, legendSwatch('running'), 'background-color')).toBe(BLUE);
+      // The cards share the width: two a row.
+      const [left, right] = await page
+        .locator('section.dispatcher')
+        .evaluateAll((cards) => cards.slice(0, 2).map((c) => c.getBoundingClientRect().top));
+      expect(right).toBe(left);
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
       await page.close();
       await many.close();
       for (const run of runs) run.stop();
     });
+
+    it('on the demo (npm start -- --hold): a full window that settles is green and the legend says why; keys whole; lane busy as bars; the page as wide as the window; the screenshot', async () => {
+      const demo = HeldDemo.start();
+      try {
+        const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+        page.on('pageerror', (err) => problems.push(err.message));
+        await page.goto(await demo.url());
+        const orders = card('orders');
+        const state = '#overview tr[data-name="orders"] .state';
+        await page.waitForFunction(
+          (selector) => document.querySelector(selector)?.textContent === 'flowing',
+          state,
+        );
+
+        // Update after update, the window is at or past its mark (intake waits for settles) and the
+        // dispatcher is green: flowing, as the legend explains, with no orange anywhere.
+        const threshold = stallThreshold(256);
+        const seen: Array<{ inFlight: number; state: string | null; color: string; gauge: string }> = [];
+        for (let i = 0; i < 6; i++) {
+          const updated = await text(page, '#updated');
+          await page.waitForFunction(
+            (before) => document.getElementById('updated')?.textContent !== before,
+            updated,
+          );
+          seen.push({
+            inFlight: Number(await text(page, `${orders} [data-field="inFlight"]`)),
+            state: await page.locator(state).getAttribute('data-state'),
+            color: await style(page, state, 'color'),
+            gauge: await style(page, `${orders} .gauge-fill`, 'background-color'),
+          });
+        }
+        expect(seen.some((s) => s.inFlight > threshold)).toBe(true);
+        for (const s of seen) expect(s).toMatchObject({ state: 'flowing', color: GREEN, gauge: GREEN });
+        expect(await style(page, legendSwatch('flowing'), 'background-color')).toBe(GREEN);
+        const legend = await page.locator('.legend li').allTextContents();
+        expect(legend).toHaveLength(6);
+        expect(legend[0]).toMatch(/^flowing: messages settle\. A full window is normal under load/);
+        expect(legend.map((entry) => entry.split(':')[0])).toEqual([
+          'flowing',
+          'running',
+          'idle',
+          'not settling',
+          'held by a key',
+          'red count',
+        ]);
+        expect(await orangeOutsideLegend(page)).toEqual([]);
+
+        // Hot keys show whole.
+        const keys = await keysShown(page, orders);
+        expect(keys).toHaveLength(3);
+        for (const shown of keys) {
+          expect(shown).toMatchObject({ whole: true, lines: 1 });
+          expect(shown.text).toMatch(/^account-(hot|\d+)$/);
+        }
+
+        // Each lane's busy share is a bar on a track, its length the percentage written beside it.
+        const lanes = await page.locator(`${orders} table.lanes tbody tr`).evaluateAll((rows) =>
+          rows.map((row) => ({
+            track: (row.querySelector('.meter-track') as HTMLElement).getBoundingClientRect(),
+            fill: (row.querySelector('.meter-fill') as HTMLElement).getBoundingClientRect(),
+            trackColor: getComputedStyle(row.querySelector('.meter-track') as HTMLElement).backgroundColor,
+            text: row.querySelector('.meter-value')?.textContent ?? '',
+          })),
+        );
+        expect(lanes.length).toBeGreaterThan(0);
+        for (const lane of lanes) {
+          expect(lane.track.width).toBeGreaterThanOrEqual(100);
+          expect(lane.track.height).toBeGreaterThanOrEqual(6);
+          expect(lane.trackColor).not.toBe('rgba(0, 0, 0, 0)');
+          expect(lane.text).toMatch(/^(<1|\d+) %$/);
+          const shown = lane.text === '<1 %' ? 0.005 : Number.parseInt(lane.text, 10) / 100;
+          expect(Math.abs(lane.fill.width / lane.track.width - shown)).toBeLessThanOrEqual(0.006);
+        }
+
+        // One dispatcher spans the page, and its charts follow the window's width.
+        const widths = async () =>
+          page.evaluate(() => ({
+            main: (document.querySelector('main') as HTMLElement).clientWidth,
+            card: (document.querySelector('section.dispatcher') as HTMLElement).getBoundingClientRect().width,
+            plots: Array.from(document.querySelectorAll('section.dispatcher .plot')).map((plot) => {
+              const svg = (plot.querySelector('svg') as SVGElement).getBoundingClientRect().width;
+              return { plot: plot.getBoundingClientRect().width, svg };
+            }),
+            sideways: document.documentElement.scrollWidth > window.innerWidth,
+          }));
+        const wide = await widths();
+        expect(wide.card).toBeGreaterThanOrEqual((wide.main - 40) * 0.98);
+        for (const { plot, svg } of wide.plots) {
+          expect(plot).toBeGreaterThanOrEqual(1400 * 0.4);
+          expect(Math.abs(svg - plot)).toBeLessThanOrEqual(2);
+        }
+        await page.setViewportSize({ width: 1000, height: 900 });
+        const narrow = await widths();
+        expect(narrow.sideways).toBe(false);
+        narrow.plots.forEach(({ plot }, i) => {
+          expect(plot).toBeGreaterThanOrEqual(1000 * 0.4);
+          expect(plot / wide.plots[i].plot).toBeGreaterThan(0.6);
+          expect(plot / wide.plots[i].plot).toBeLessThan(0.8);
+        });
+        await page.setViewportSize({ width: 1400, height: 900 });
+
+        await sleep(WATCH_MS);
+        expect(await page.locator(state).getAttribute('data-state')).toBe('flowing');
+        expect(await orangeOutsideLegend(page)).toEqual([]);
+        mkdirSync(dirname(SCREENSHOT), { recursive: true });
+        // The page down to the end of its content, not the window's empty rest.
+        const height = await page.evaluate(() =>
+          Math.ceil(document.querySelector('main')?.getBoundingClientRect().bottom ?? 0),
+        );
+        await page.screenshot({
+          path: SCREENSHOT,
+          fullPage: true,
+          clip: { x: 0, y: 0, width: 1400, height },
+        });
+        expect(existsSync(SCREENSHOT)).toBe(true);
+        expect(problems).toEqual([]);
+        await page.close();
+        demo.signal('SIGTERM');
+        expect(await demo.exited(60_000)).toEqual({ code: 0, signal: null });
+      } finally {
+        demo.kill();
+      }
+    }, 180_000);
   });
 }

@@ -25,6 +25,7 @@ export function pageHtml(script: string, nonce: string): string {
 <thead><tr><th>dispatcher</th><th>window</th><th class="num">in flight</th><th class="num">settled/s</th><th class="num">failed/s</th><th class="num">p99</th><th class="num">live keys</th><th>state</th></tr></thead>
 <tbody></tbody>
 </table>
+<div id="legend"></div>
 <div id="dispatchers" class="dispatchers"></div>
 </main>
 <script nonce="${nonce}">${inlineSafe(script)}</script>

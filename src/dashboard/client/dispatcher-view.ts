@@ -3,11 +3,14 @@ import type { ChartPoint, DispatcherFrame } from '../frame';
 import { el, setText } from './dom';
 import { count, ms, percent } from './format';
 import { LineChart } from './line-chart';
+import { Meter } from './meter';
+import { stateOf } from './state';
 import { WindowGauge } from './window-gauge';
 
-/** One dispatcher's card: stall banner, window gauge, facts, charts, hot keys and lanes. */
+/** One dispatcher's card: name and state, stall banner, window gauge, facts, charts, hot keys and lanes. */
 export class DispatcherView {
   readonly element: HTMLElement;
+  private readonly state = el('span', { class: 'state' });
   private readonly banner = el('div', { class: 'banner', role: 'alert', hidden: '' });
   private readonly gauge = new WindowGauge();
   private readonly facts = new Map<string, HTMLElement>();
@@ -33,7 +36,7 @@ export class DispatcherView {
       'Handler latency',
       [
         { name: 'p50', label: 'p50', color: '#1c7ed6' },
-        { name: 'p99', label: 'p99', color: '#f08c00' },
+        { name: 'p99', label: 'p99', color: '#7048e8' },
       ],
       ms,
       historyMs,
@@ -52,12 +55,12 @@ export class DispatcherView {
     ]) {
       const value = el('dd', { 'data-field': field }, '–');
       this.facts.set(field, value);
-      facts.append(el('dt', {}, label), value);
+      facts.append(el('div', {}, el('dt', {}, label), value));
     }
     this.element = el(
       'section',
       { class: 'dispatcher', id, 'data-name': name },
-      el('h2', { title: name }, name),
+      el('h2', {}, el('span', { class: 'name' }, name), this.state),
       this.banner,
       el('div', { class: 'top' }, this.gauge.element, facts),
       el('div', { class: 'charts' }, this.throughput.element, this.latency.element),
@@ -76,7 +79,7 @@ export class DispatcherView {
               {},
               el('th', {}, 'key'),
               el('th', { class: 'num backlog' }, 'backlog'),
-              el('th', { class: 'num' }, 'parked'),
+              el('th', { class: 'num parked' }, 'parked'),
               el('th', { class: 'share' }, 'share of window'),
             ),
           ),
@@ -105,6 +108,9 @@ export class DispatcherView {
   }
 
   update(frame: DispatcherFrame, points: readonly ChartPoint[]): void {
+    const state = stateOf(frame);
+    setText(this.state, state.text);
+    this.state.dataset.state = state.name;
     this.showStall(frame);
     this.gauge.update(frame);
     const fact = (field: string, text: string) => setText(this.facts.get(field) as HTMLElement, text);
@@ -151,36 +157,32 @@ export class DispatcherView {
 
   private showHotKeys(frame: DispatcherFrame): void {
     const window = Math.max(1, frame.maxInFlight);
-    const rows = frame.hotKeys.map((hot) => {
-      const bar = el('div', { class: 'bar' });
-      bar.style.width = `${Math.min(100, (hot.backlog / window) * 100)}%`;
-      return el(
+    const rows = frame.hotKeys.map((hot) =>
+      el(
         'tr',
         {},
-        el('td', {}, el('span', { class: 'key', title: hot.key }, hot.key)),
+        el('td', {}, el('span', { class: 'key' }, hot.key)),
         el('td', { class: 'num' }, count(hot.backlog)),
         el('td', { class: 'num' }, hot.parked > 0 ? count(hot.parked) : ''),
-        el('td', {}, bar),
-      );
-    });
+        el('td', {}, new Meter().update(hot.backlog / window, percent(hot.backlog / window)).element),
+      ),
+    );
     if (rows.length === 0)
       rows.push(el('tr', {}, el('td', { class: 'empty', colspan: '4' }, 'no key has unfinished messages')));
     this.hotKeys.replaceChildren(...rows);
   }
 
   private showLanes(frame: DispatcherFrame): void {
-    const rows = frame.lanes.map((lane) => {
-      const bar = el('div', { class: 'bar busy' });
-      bar.style.width = `${Math.round(lane.busyRatio * 100)}%`;
-      return el(
+    const rows = frame.lanes.map((lane) =>
+      el(
         'tr',
-        {},
+        { 'data-lane': String(lane.index) },
         el('td', {}, String(lane.index)),
-        el('td', { title: percent(lane.busyRatio) }, bar),
+        el('td', {}, new Meter().update(lane.busyRatio, percent(lane.busyRatio)).element),
         el('td', { class: 'num' }, count(lane.ready)),
         el('td', { class: 'num' }, count(lane.pinned)),
-      );
-    });
+      ),
+    );
     if (rows.length === 0)
       rows.push(el('tr', {}, el('td', { class: 'empty', colspan: '4' }, 'measured in the worker threads')));
     this.lanes.replaceChildren(...rows);

@@ -11,9 +11,10 @@ export function ms(n: number): string {
   return `${n.toFixed(n < 10 ? 2 : 1)} ms`;
 }
 
-/** `37 %`. */
+/** `37 %`; `<1 %` for a share above 0 that rounds to 0. */
 export function percent(ratio: number): string {
-  return `${Math.round(ratio * 100)} %`;
+  const rounded = Math.round(ratio * 100);
+  return rounded === 0 && ratio > 0 ? '<1 %' : `${rounded} %`;
 }
 
 /** The smallest round number (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k) at or above `n`: a chart's top that reads well. */

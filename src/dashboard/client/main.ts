@@ -4,6 +4,7 @@
 import { type ChartPoint, type DispatcherFrame, type Hello, pointOf } from '../frame';
 import { DispatcherView } from './dispatcher-view';
 import { setText } from './dom';
+import { legend } from './legend';
 import { OverviewRow } from './overview';
 
 interface Shown {
@@ -18,6 +19,7 @@ const updated = byId('updated');
 const cards = byId('dispatchers');
 const overview = byId('overview').querySelector('tbody') as HTMLElement;
 const shown = new Map<string, Shown>();
+byId('legend').append(legend());
 let historyLength = 300;
 
 function start(hello: Hello): void {

@@ -2,6 +2,7 @@
 import type { DispatcherFrame } from '../frame';
 import { el, setText } from './dom';
 import { count, ms } from './format';
+import { stateOf } from './state';
 import { WindowGauge } from './window-gauge';
 
 /** One row per dispatcher, linking to its card: with many dispatchers, where to look first. */
@@ -17,13 +18,13 @@ export class OverviewRow {
       failed: el('td', { class: 'num' }, '–'),
       p99: el('td', { class: 'num' }, '–'),
       live: el('td', { class: 'num' }, '–'),
-      state: el('td', {}, 'waiting for data'),
+      state: el('td', { class: 'state wrap' }, 'waiting for data'),
     };
     const c = this.cells;
     this.element = el(
       'tr',
       { 'data-name': name },
-      el('td', {}, el('a', { href: `#${id}` }, name)),
+      el('td', { class: 'wrap' }, el('a', { href: `#${id}` }, name)),
       el('td', {}, this.gauge.element),
       c.inFlight,
       c.settled,
@@ -38,19 +39,13 @@ export class OverviewRow {
     this.gauge.update(frame);
     setText(this.cells.inFlight, `${count(frame.inFlight)} / ${count(frame.maxInFlight)}`);
     setText(this.cells.settled, count(frame.settledPerSecond));
-    setText(this.cells.failed, count(frame.failedPerSecond));
+    const failed = count(frame.failedPerSecond);
+    setText(this.cells.failed, failed);
+    this.cells.failed.classList.toggle('fault', failed !== '0');
     setText(this.cells.p99, frame.timed === 0 ? '–' : ms(frame.p99Ms));
     setText(this.cells.live, count(frame.liveMailboxes));
-    const state = this.cells.state;
-    if (frame.heldBy !== null) {
-      setText(state, `held by ${frame.heldBy.key}`);
-      state.className = 'state-stalled';
-    } else if (frame.inFlight > frame.stallThreshold) {
-      setText(state, 'window full');
-      state.className = 'state-full';
-    } else {
-      setText(state, 'flowing');
-      state.className = 'state-ok';
-    }
+    const state = stateOf(frame);
+    setText(this.cells.state, state.text);
+    this.cells.state.dataset.state = state.name;
   }
 }

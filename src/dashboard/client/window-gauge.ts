@@ -2,8 +2,12 @@
 import type { DispatcherFrame } from '../frame';
 import { el, setText } from './dom';
 import { count } from './format';
+import { stateOf } from './state';
 
-/** In flight against the window, with the stall threshold marked: past the mark, intake has stopped. */
+/**
+ * In flight against the window, with the stall threshold marked (past the mark, intake waits for
+ * messages to settle), coloured by the dispatcher's state: a full window that settles is green.
+ */
 export class WindowGauge {
   readonly element: HTMLElement;
   private readonly fill = el('div', { class: 'gauge-fill' });
@@ -32,12 +36,18 @@ export class WindowGauge {
 
   update(frame: DispatcherFrame): void {
     const window = Math.max(1, frame.maxInFlight);
+    const state = stateOf(frame).name;
     this.fill.style.width = `${Math.min(100, (frame.inFlight / window) * 100)}%`;
+    this.fill.dataset.state = state;
     this.mark.style.left = `${(frame.stallThreshold / window) * 100}%`;
-    this.fill.classList.toggle('stalled', frame.heldBy !== null);
-    this.fill.classList.toggle('full', frame.heldBy === null && frame.inFlight > frame.stallThreshold);
     setText(this.inFlight, count(frame.inFlight));
     setText(this.window, count(frame.maxInFlight));
-    setText(this.note, `intake stops above ${count(frame.stallThreshold)} (the mark)`);
+    const atMark = frame.inFlight > frame.stallThreshold;
+    setText(
+      this.note,
+      atMark && state === 'flowing'
+        ? `past the mark (${count(frame.stallThreshold)}): intake waits for settles, normal under load`
+        : `intake waits above ${count(frame.stallThreshold)} (the mark)`,
+    );
   }
 }
