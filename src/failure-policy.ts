@@ -143,6 +143,13 @@ export function isGaveUp(error: unknown): error is GaveUp {
 }
 
 const batchFailuresBrands = sharedSlot<true>('BatchFailures');
+/** On a batch of one that a policy made of a batch it took apart: the message's position in that batch. */
+const pieces = sharedSlot<number>('BatchPiece');
+
+/** Where a batch of one that a policy made when it took a batch apart comes from (undefined for any other batch). */
+export function pieceOf(batch: unknown): number | undefined {
+  return pieces.of(batch);
+}
 
 /**
  * Raised by a batch handler under a policy once it has taken a failed batch apart: the `GaveUp` of
@@ -220,8 +227,15 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
   return failurePolicy;
 
   function wrapBatch<R>(handle: Handle<T[], K, R>): Handle<T[], K, R> {
-    // Each message of a batch taken apart runs as a batch of one, under the policy as it is.
-    const one = wrap<R>((message, context) => handle([message], context));
+    /**
+     * Message `index` of `batch` alone, as a batch of one under the policy as it is. The batch of one
+     * says where it comes from (`pieceOf`): on thread lanes, the thread that holds the batch runs it.
+     */
+    const one = (batch: T[], index: number, context: HandlerContext<K>): ObservableInput<R> => {
+      const piece = index === 0 && batch.length === 1 ? batch : [batch[index] as T];
+      if (piece !== batch) pieces.attach(piece, index);
+      return wrap<R>((_message, ctx) => handle(piece, ctx))(batch[index] as T, context);
+    };
     // The batch's own attempts have no dead letter: giving up on the batch means taking it apart.
     const asBatch: ResolvedRetryPolicy<T[], K> = {
       ...policy,
@@ -248,7 +262,7 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
         };
       });
     return (batch, context) => {
-      if (batch.length === 1) return one(batch[0] as T, context);
+      if (batch.length === 1) return one(batch, 0, context);
       let input: ObservableInput<R>;
       try {
         input = handle(batch, context);
@@ -439,8 +453,8 @@ class Isolation<T, K, R> {
   private cancelled = false;
 
   constructor(
-    private readonly one: Handle<T, K, R>,
-    private readonly batch: readonly T[],
+    private readonly one: (batch: T[], index: number, context: HandlerContext<K>) => ObservableInput<R>,
+    private readonly batch: T[],
     private readonly context: HandlerContext<K>,
     private readonly subscriber: Subscriber<R>,
   ) {}
@@ -462,7 +476,7 @@ class Isolation<T, K, R> {
         ended = true;
         if (!starting) this.start();
       };
-      const running = from(this.one(this.batch[index] as T, this.context)).subscribe({
+      const running = from(this.one(this.batch, index, this.context)).subscribe({
         next: (value) => this.subscriber.next(value),
         // A dead letter that failed errors the output, as it does outside a batch.
         error: (err) => (isGaveUp(err) ? settled(err) : this.subscriber.error(err)),

@@ -213,9 +213,6 @@ function resolveShared<T, K, R>(
     );
   }
   const threadHandler = isThreadHandler(options.handle) ? options.handle : undefined;
-  if (hasFailurePolicy && threadHandler) {
-    throw new TypeError(`${owner}: \`failurePolicy\` is not supported with a thread handler yet; got both`);
-  }
   const handle = threadHandler
     ? runsInThreads
     : functionOption(owner, 'handle', options.handle as Handle<unknown, K, R>);

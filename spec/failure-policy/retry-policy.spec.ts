@@ -1,12 +1,4 @@
-import { join } from 'node:path';
-import {
-  fromIterable,
-  KeyedExecutor,
-  keyedDispatch,
-  retryPolicy,
-  type Settlement,
-  threadHandler,
-} from 'keyed-dispatch';
+import { fromIterable, KeyedExecutor, keyedDispatch, retryPolicy, type Settlement } from 'keyed-dispatch';
 import { defer, EMPTY, of, throwError, timer } from 'rxjs';
 import { map } from 'rxjs/operators';
 import { TestScheduler } from 'rxjs/testing';
@@ -287,16 +279,6 @@ describe('retryPolicy on keyedDispatch', () => {
       );
       expectObservable(out).toBe('-b|', { b: '2' });
     });
-  });
-
-  it('refuses a failure policy together with a thread handler, which it cannot wrap', () => {
-    expect(() =>
-      keyedDispatch({
-        key: (m: Msg) => m.key,
-        handle: threadHandler<Msg, string>(join(__dirname, 'no-such-module.js')),
-        failurePolicy: retryPolicy<Msg, string>(),
-      }),
-    ).toThrow('keyedDispatch: `failurePolicy` is not supported with a thread handler yet; got both');
   });
 
   it('rejects invalid options with a TypeError naming the option, the value and its type', () => {

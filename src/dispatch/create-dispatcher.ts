@@ -52,6 +52,7 @@ function laneRouter<M, K, R>(
       threadHandler,
       throughput,
       maxPerKey,
+      policy,
     );
   }
   const timer = options.stats ? statsLink(options.stats).handlerTimer() : null;

@@ -478,7 +478,8 @@ function isPromiseLike<R>(value: unknown): value is PromiseLike<R> {
   return value !== null && typeof value === 'object' && typeof (value as PromiseLike<R>).then === 'function';
 }
 
-function notObservableInput(value: unknown, key: unknown): TypeError {
+/** The failure of a handler that returned `value`, which is not an `ObservableInput`. */
+export function notObservableInput(value: unknown, key: unknown): TypeError {
   const shown = value === null ? 'null' : typeof value;
   // `undefined` as such: the usual cause is a handler that forgot to `return`.
   return new TypeError(

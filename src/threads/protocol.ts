@@ -10,12 +10,14 @@
  * structured clone.
  *
  * Main → thread (`ToThread`):
- *   OPEN  channel, moduleUrl, exportName, throughput,  a dispatcher's first message to this thread,
- *           ticket pages                               with its ticket pages so far
- *   PAGE  channel, ticket page                         one more ticket page of a dispatcher
- *   RUN   channel, count, then `count` times:          messages of one dispatcher, each into a mailbox
- *           mailbox, message id, ticket, key, message  (per-dispatcher mailbox id)
- *   CLOSE channel                                      the dispatcher ended: cancel and forget it
+ *   OPEN    channel, moduleUrl, exportName,            a dispatcher's first message to this thread,
+ *             throughput, ticket pages, holds failures with its ticket pages so far
+ *   PAGE    channel, ticket page                       one more ticket page of a dispatcher
+ *   RUN     channel, count, then `count` times:        messages of one dispatcher, each into a mailbox
+ *             mailbox, message id, ticket, key, message (per-dispatcher mailbox id)
+ *   RETRY   channel, message id, item                  run a held message again (see Held messages)
+ *   RELEASE channel, message id                        a held message is done: its key goes on
+ *   CLOSE   channel                                    the dispatcher ended: cancel and forget it
  *   STOP                                               the executor closes: cancel everything and exit
  *
  * Consecutive messages of one dispatcher share one RUN header: cloning costs per entry, and the op code
@@ -37,6 +39,14 @@
  *
  * Ordering: one port per thread keeps each direction in order, so a message's values arrive before its
  * DONE, and the RUN operations of one mailbox arrive in admission order.
+ *
+ * Held messages: a dispatcher with a failure policy opens its channel with "holds failures". A message
+ * of it whose run fails is reported (FAIL) and held: its handler does not end, so its key's next message
+ * waits in the mailbox, while the policy decides on the main thread. RETRY runs it again (item -1), or
+ * runs item `item` of it alone as a batch of one (a failed batch taken apart); each run's end is
+ * reported (DONE or FAIL) and the message stays held, until RELEASE ends its handler. A held message
+ * sent again to a thread that replaced a dead one comes in a RUN with the ticket `HELD_TICKET`: it
+ * starts held, without running, and waits for RETRY or RELEASE.
  */
 
 export enum ToThread {
@@ -45,6 +55,8 @@ export enum ToThread {
   Close = 2,
   Stop = 3,
   Page = 4,
+  Retry = 5,
+  Release = 6,
 }
 
 export enum ToMain {
@@ -54,14 +66,21 @@ export enum ToMain {
 }
 
 /** Fields after each op code, so a reader can skip or replay operations. */
-export const OPEN_FIELDS = 5;
+export const OPEN_FIELDS = 6;
 export const PAGE_FIELDS = 2;
 /** Fields after RUN's op code before its messages (channel, count). */
 export const RUN_HEADER_FIELDS = 2;
 /** Fields of each message of a RUN. */
 export const RUN_MESSAGE_FIELDS = 5;
+export const RETRY_FIELDS = 3;
+export const RELEASE_FIELDS = 2;
 export const CLOSE_FIELDS = 1;
 export const STOP_FIELDS = 0;
+
+/** The ticket of a held message sent again: it starts held (nothing to claim: it had started). */
+export const HELD_TICKET = -1;
+/** RETRY's item to run the held message itself again. */
+export const WHOLE = -1;
 
 /** Tickets per shared page (a page is `TICKET_PAGE` Int32 slots): 2 ** `TICKET_PAGE_BITS`. */
 const TICKET_PAGE_BITS = 10;

@@ -1,4 +1,5 @@
 import type { Routed, Router } from '../dispatch/router';
+import type { PolicyWrap } from '../failure-policy';
 import { sharedSlot } from '../internal/shared-slot';
 import type { ThreadHandler } from './handler';
 import type { ThreadExecutor } from './thread-executor';
@@ -16,12 +17,13 @@ const sharedExecutors = sharedSlot<() => ThreadExecutor>('threadHandler.sharedEx
 export interface ThreadLanesAccess {
   /** True for `ThreadExecutor.shared`, which nobody closes. */
   readonly shared: boolean;
-  /** The router of one dispatcher on these lanes. */
+  /** The router of one dispatcher on these lanes, with the failure policy around its handler, if any. */
   router<T, K, R>(
     dispatcher: Routed<T, K, R>,
     handler: ThreadHandler<unknown, unknown>,
     throughput: number,
     maxPerKey: number,
+    policy: PolicyWrap<T, K> | undefined,
   ): Router<T, K>;
 }
 

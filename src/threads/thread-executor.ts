@@ -109,8 +109,8 @@ export class ThreadExecutor {
     threadLaneSets.set(this, lanes);
     attachLanes(this, {
       shared: buildingShared,
-      router: (dispatcher, handler, throughput, maxPerKey) =>
-        new ThreadRouter(dispatcher, lanes, handler, throughput, maxPerKey),
+      router: (dispatcher, handler, throughput, maxPerKey, policy) =>
+        new ThreadRouter(dispatcher, lanes, handler, throughput, maxPerKey, policy),
     });
   }
 

@@ -6,9 +6,12 @@ import { ThreadCrashLoopError, ThreadExitedError } from './errors';
 import type { ThreadHandler } from './handler';
 import {
   CLOSE_FIELDS,
+  HELD_TICKET,
   issueTicket,
   OPEN_FIELDS,
   PAGE_FIELDS,
+  RELEASE_FIELDS,
+  RETRY_FIELDS,
   RUN_HEADER_FIELDS,
   RUN_MESSAGE_FIELDS,
   STOP_FIELDS,
@@ -43,6 +46,14 @@ export interface PostedMessage {
   readonly message: unknown;
   /** What the client's `transfer` option listed for it (moved, not copied, to the thread). */
   readonly transfers: readonly TransferItem[] | undefined;
+  /** Set once a run of it failed in a client that holds failures: its thread holds it (see protocol.ts). */
+  hold: Hold | null;
+}
+
+/** A held message's state on the main thread. */
+export interface Hold {
+  /** The item of the RETRY its thread runs now (`WHOLE`: the message itself), or null while none runs. */
+  retrying: number | null;
 }
 
 /** A dispatcher's router as a thread executor sees it. */
@@ -52,9 +63,13 @@ export interface ThreadClient extends ExecutorClient {
   readonly handler: ThreadHandler<unknown, unknown>;
   readonly throughput: number;
   readonly tickets: TicketBoard;
+  /** A run that fails is held in its thread until `release` (a failure policy decides what follows). */
+  readonly holdsFailures: boolean;
   emit(value: unknown): void;
   /** The message's handler finished in its thread (completed when `failed` is false), or its thread gave up on it. */
   finished(posted: PostedMessage, failed: boolean, error?: unknown): void;
+  /** A run of a held message ended in its thread (its first failure holds it); it stays posted and held. */
+  ranHeld(posted: PostedMessage, failed: boolean, error?: unknown): void;
 }
 
 const MINUTE_MS = 60_000;
@@ -193,7 +208,7 @@ export class ThreadLanes {
   ): void {
     const id = ++this.nextMessageId;
     const ticket = client.tickets.take();
-    const posted: PostedMessage = { id, client, placement, ticket, key, message, transfers };
+    const posted: PostedMessage = { id, client, placement, ticket, key, message, transfers, hold: null };
     this.posted.set(id, posted);
     placement.slot.hold();
     const misuse = transfers && transferListMisuse(transfers, placement.slot.pendingTransfers);
@@ -205,22 +220,56 @@ export class ThreadLanes {
     } else this.send(posted);
   }
 
-  /** Sends a posted message to its thread (again, after a crash), its ticket set to wait for it. */
+  /**
+   * Sends a posted message to its thread (again, after a crash), its ticket set to wait for it; a held
+   * one starts held there, and runs again the retry it was running.
+   */
   private send(posted: PostedMessage): void {
-    const { client, placement } = posted;
-    const slot = placement.slot;
+    const { client, placement, hold } = posted;
+    const slot = this.openedSlot(client, placement.slot);
+    if (hold === null) issueTicket(client.tickets.pages, posted.ticket, posted.id);
+    if (posted.transfers !== undefined) slot.addTransfers(posted.transfers);
+    const ticket = hold === null ? posted.ticket : HELD_TICKET;
+    slot.pushRun(client.channel, placement.mailboxId, posted.id, ticket, posted.key, posted.message);
+    if (hold !== null && hold.retrying !== null)
+      slot.push(ToThread.Retry, client.channel, posted.id, hold.retrying);
+  }
+
+  /** `slot`, with a thread running that knows `client`'s channel. */
+  private openedSlot(client: ThreadClient, slot: ThreadSlot): ThreadSlot {
     if (slot.worker === null) this.spawn(slot);
     if (!slot.opened.has(client.channel)) {
       slot.opened.add(client.channel);
       const { moduleUrl, exportName } = client.handler;
       // A copy of the pages so far: later pages follow as PAGE operations.
-      slot.push(ToThread.Open, client.channel, moduleUrl, exportName, client.throughput, [
-        ...client.tickets.pages,
-      ]);
+      slot.push(
+        ToThread.Open,
+        client.channel,
+        moduleUrl,
+        exportName,
+        client.throughput,
+        [...client.tickets.pages],
+        client.holdsFailures,
+      );
     }
-    issueTicket(client.tickets.pages, posted.ticket, posted.id);
-    if (posted.transfers !== undefined) slot.addTransfers(posted.transfers);
-    slot.pushRun(client.channel, placement.mailboxId, posted.id, posted.ticket, posted.key, posted.message);
+    return slot;
+  }
+
+  /** The thread of a held message runs it again: itself (`WHOLE`), or item `item` of it alone. */
+  retry(posted: PostedMessage, item: number): void {
+    if (this.posted.get(posted.id) !== posted || posted.hold === null) return;
+    posted.hold.retrying = item;
+    const slot = this.openedSlot(posted.client, posted.placement.slot);
+    slot.push(ToThread.Retry, posted.client.channel, posted.id, item);
+  }
+
+  /** A held message is done: it leaves the books, and its thread lets its key go on. */
+  release(posted: PostedMessage): void {
+    if (this.posted.get(posted.id) !== posted) return;
+    this.forget(posted);
+    const slot = posted.placement.slot;
+    if (slot.worker !== null && slot.opened.has(posted.client.channel))
+      slot.push(ToThread.Release, posted.client.channel, posted.id);
   }
 
   /** A posted message leaves the executor's books: finished, failed, withdrawn or its dispatcher ended. */
@@ -267,6 +316,13 @@ export class ThreadLanes {
   private finish(id: number, failed: boolean, error: unknown): void {
     const posted = this.posted.get(id);
     if (posted === undefined) return; // it failed already, its dispatcher ended, or its thread has since died
+    if (posted.hold !== null || (failed && posted.client.holdsFailures)) {
+      // Its thread holds it: the run's end goes to the client, and the message stays until released.
+      if (posted.hold === null) posted.hold = { retrying: null };
+      else posted.hold.retrying = null;
+      posted.client.ranHeld(posted, failed, error);
+      return;
+    }
     this.forget(posted);
     posted.client.finished(posted, failed, error);
   }
@@ -387,6 +443,8 @@ function stopped(worker: Worker): Promise<void> {
 function fieldsOf(op: ToThread): number {
   if (op === ToThread.Open) return OPEN_FIELDS;
   if (op === ToThread.Page) return PAGE_FIELDS;
+  if (op === ToThread.Retry) return RETRY_FIELDS;
+  if (op === ToThread.Release) return RELEASE_FIELDS;
   return op === ToThread.Close ? CLOSE_FIELDS : STOP_FIELDS;
 }
 

@@ -1,18 +1,26 @@
 import type { Routed, Router } from '../dispatch/router';
+import type { PolicyWrap } from '../failure-policy';
+import { isKeyFailure } from '../key-failure';
 import { NoThreadLaneError } from './errors';
 import type { ThreadHandler } from './handler';
 import type { TransferItem } from './protocol';
 import type { KeyPlacement, PostedMessage, ThreadClient, ThreadLanes } from './thread-lanes';
+import { type RetriesOwner, ThreadRetries } from './thread-retries';
 import { TicketBoard } from './tickets';
 
 /**
  * Routing on thread lanes: each key is pinned to a thread while it has unfinished messages, and its
  * messages are posted there, where the key's mailbox runs (the same mailbox engine as on event-loop
  * lanes). Messages not yet started can be withdrawn at once through their tickets (see protocol.ts).
+ * With a failure policy, a message whose run failed stays held in its thread while the policy, here,
+ * retries it or gives up (see `ThreadRetries`).
  */
-export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
+export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, RetriesOwner<T, K, R> {
   channel = 0;
   readonly tickets: TicketBoard;
+  readonly holdsFailures: boolean;
+  /** The failure policy's side on this thread; null without a policy. */
+  private readonly retries: ThreadRetries<T, K, R> | null;
   /** Keys with unfinished messages and the thread each is pinned to. */
   private readonly placements = new Map<K, KeyPlacement>();
   /** Source of mailbox ids: a key that comes back after draining gets a fresh mailbox. */
@@ -26,8 +34,11 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
     readonly throughput: number,
     /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
     private readonly maxPerKey: number,
+    policy: PolicyWrap<T, K> | undefined,
   ) {
     this.tickets = new TicketBoard((page) => this.threads.sharePage(this, page));
+    this.retries = policy === undefined ? null : new ThreadRetries(policy, this);
+    this.holdsFailures = policy !== undefined;
   }
 
   get liveMailboxes(): number {
@@ -39,6 +50,11 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
   }
 
   route(key: K, message: T): boolean {
+    if (this.retries !== null && isKeyFailure(key)) {
+      // No thread can run it: the policy sends it to the dead letter here.
+      this.unposted(key, message, undefined);
+      return true;
+    }
     let placement = this.placements.get(key);
     if (placement !== undefined && placement.unfinished >= this.maxPerKey) return false;
     let transfers: readonly TransferItem[] | undefined;
@@ -49,14 +65,14 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
         // Nothing listed, nothing moved: the message can run again if its thread dies.
         if (list !== undefined && list !== null && list.length > 0) transfers = list;
       } catch (err) {
-        this.dispatcher.failed(message, key, err);
+        this.unposted(key, message, err);
         return true;
       }
     }
     if (placement === undefined) {
       const slot = this.threads.pickThread();
       if (slot === null) {
-        this.dispatcher.failed(message, key, new NoThreadLaneError());
+        this.unposted(key, message, new NoThreadLaneError());
         return true;
       }
       slot.pinned++;
@@ -68,6 +84,12 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
     return true;
   }
 
+  /** A message no thread will run fails with `error`: with a policy, the policy deals with it here. */
+  private unposted(key: K, message: T, error: unknown): void {
+    if (this.retries !== null) this.retries.unposted(key, message, error);
+    else this.dispatcher.failed(message, key, error);
+  }
+
   discard(matches: (message: T) => boolean): T[] {
     const withdrawn = this.threads.withdraw(this, matches as (message: unknown) => boolean);
     for (const posted of withdrawn) this.unplace(posted);
@@ -75,7 +97,9 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
   }
 
   unfinished(): T[] {
-    return this.threads.postedBy(this).map((posted) => posted.message as T);
+    const messages = this.threads.postedBy(this).map((posted) => posted.message as T);
+    if (this.retries !== null) messages.push(...this.retries.outsideThreads());
+    return messages;
   }
 
   backlogOf(key: K): number {
@@ -91,6 +115,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.retries?.cancel();
     this.threads.detach(this);
     for (const placement of this.placements.values()) placement.slot.pinned--;
     this.placements.clear();
@@ -103,9 +128,33 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient {
 
   finished(posted: PostedMessage, failed: boolean, error?: unknown): void {
     if (this.closed) return;
+    if (failed && this.retries !== null) {
+      // It failed without a thread to hold it (it could not be posted, or its thread is gone for good).
+      this.retries.gone(posted, error);
+      return;
+    }
     this.unplace(posted);
     if (failed) this.dispatcher.failed(posted.message as T, posted.key as K, error);
     else this.dispatcher.done(posted.message as T, posted.key as K);
+  }
+
+  ranHeld(posted: PostedMessage, failed: boolean, error?: unknown): void {
+    if (!this.closed) this.retries?.ran(posted, failed, error);
+  }
+
+  // RetriesOwner: what the policy's side asks for.
+  retry(posted: PostedMessage, item: number): void {
+    if (!this.closed) this.threads.retry(posted, item);
+  }
+
+  ended(posted: PostedMessage | null, message: T, key: K, failed: boolean, error: unknown): void {
+    if (this.closed) return;
+    if (posted !== null) {
+      this.threads.release(posted);
+      this.unplace(posted);
+    }
+    if (failed) this.dispatcher.failed(message, key, error);
+    else this.dispatcher.done(message, key);
   }
 
   terminate(error: unknown): unknown[] {

@@ -4,17 +4,21 @@
  * window, the key → thread pinning and the output. Imports only the engine, rxjs and the protocol.
  */
 import { parentPort, type TransferListItem, workerData } from 'node:worker_threads';
-import type { ObservableInput } from 'rxjs';
+import { Observable, type ObservableInput } from 'rxjs';
 import { Lane } from '../engine/lane';
 import { threadLoop } from '../engine/lane-loop';
 import { type HandlerContext, Mailbox, type MailboxOwner } from '../engine/mailbox';
 import { textOf } from '../internal/text-of';
+import { HeldRun } from './held-run';
 import {
   CLOSE_FIELDS,
   claimTicket,
   FLUSH_AT,
+  HELD_TICKET,
   OPEN_FIELDS,
   PAGE_FIELDS,
+  RELEASE_FIELDS,
+  RETRY_FIELDS,
   RUN_HEADER_FIELDS,
   RUN_MESSAGE_FIELDS,
   type ThreadInit,
@@ -23,6 +27,7 @@ import {
   type TransferItem,
   transferListMisuse,
   transferListOf,
+  WHOLE,
 } from './protocol';
 
 type HandlerFn = (message: unknown, context: HandlerContext<unknown>) => ObservableInput<unknown>;
@@ -38,6 +43,9 @@ class ThreadMailbox extends Mailbox<Envelope, unknown, unknown> {
   /** The main thread's id of this mailbox (keys of any type map to it; a clone would lose identity). */
   id = 0;
 }
+
+/** What `early` holds for a held message released before it started again. */
+const RELEASED = -2;
 
 const port = parentPort!;
 const init = workerData as ThreadInit;
@@ -162,12 +170,21 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
   private waiting: unknown[] | null = [];
   private fn: HandlerFn | null = null;
   private loadError: unknown = null;
+  /** Handlers of held messages (and of messages that may be held) by message id, while they run. */
+  private readonly held = new Map<number, HeldRun>();
+  /**
+   * RETRY (an item) or RELEASE (`RELEASED`) for a held message sent again that has not started yet:
+   * applied when it starts.
+   */
+  private readonly early = new Map<number, number>();
 
   constructor(
     readonly throughput: number,
     moduleUrl: string,
     exportName: string,
     pages: Int32Array[],
+    /** The dispatcher has a failure policy: a run that fails is held (see protocol.ts). */
+    private readonly holdsFailures: boolean,
   ) {
     this.pages = pages;
     import(moduleUrl).then(
@@ -206,7 +223,7 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
       return;
     }
     if (this.loadError !== null) {
-      if (claimTicket(this.pages, ticket as number, messageId as number))
+      if (this.claim({ id: messageId as number, ticket: ticket as number, message }))
         send(ToMain.Fail, messageId as number, this.loadError);
       return;
     }
@@ -217,6 +234,20 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
       this.mailboxes.set(mailbox.id, mailbox);
     }
     mailbox.post({ id: messageId as number, ticket: ticket as number, message });
+  }
+
+  /** RETRY: a held message runs again (see `HeldRun`). */
+  retry(messageId: number, item: number): void {
+    const run = this.held.get(messageId);
+    if (run !== undefined) run.retry(item);
+    else this.early.set(messageId, item);
+  }
+
+  /** RELEASE: a held message is done; its key goes on. */
+  release(messageId: number): void {
+    const run = this.held.get(messageId);
+    if (run !== undefined) run.release();
+    else this.early.set(messageId, RELEASED);
   }
 
   close(): void {
@@ -235,11 +266,36 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
 
   // MailboxOwner: the engine's mailboxes report here; the main thread decides what outcomes mean.
   claim(envelope: Envelope): boolean {
-    return claimTicket(this.pages, envelope.ticket, envelope.id);
+    // A held message sent again had started before: there is nothing to claim.
+    return envelope.ticket === HELD_TICKET || claimTicket(this.pages, envelope.ticket, envelope.id);
   }
 
   handle(envelope: Envelope, context: HandlerContext<unknown>): ObservableInput<unknown> {
-    return (this.fn as HandlerFn)(envelope.message, context);
+    if (!this.holdsFailures) return (this.fn as HandlerFn)(envelope.message, context);
+    return new Observable<unknown>((subscriber) => {
+      const { id } = envelope;
+      const startsHeld = envelope.ticket === HELD_TICKET;
+      const run = new HeldRun(
+        this.fn as HandlerFn,
+        envelope.message,
+        context,
+        subscriber,
+        (failed, error) => (failed ? send(ToMain.Fail, id, error) : send(ToMain.Done, id)),
+        startsHeld,
+      );
+      this.held.set(id, run);
+      if (!startsHeld) run.start(WHOLE);
+      else {
+        const early = this.early.get(id);
+        this.early.delete(id);
+        if (early === RELEASED) run.release();
+        else if (early !== undefined) run.retry(early);
+      }
+      return () => {
+        run.cancel();
+        this.held.delete(id);
+      };
+    });
   }
 
   emit(value: unknown, mailbox: Mailbox<Envelope, unknown, unknown>): void {
@@ -285,9 +341,21 @@ port.on('message', (batch: unknown[]) => {
         const pages = batch[i + 5] as Int32Array[];
         channels.set(
           id,
-          new Channel(batch[i + 4] as number, batch[i + 2] as string, batch[i + 3] as string, pages),
+          new Channel(
+            batch[i + 4] as number,
+            batch[i + 2] as string,
+            batch[i + 3] as string,
+            pages,
+            batch[i + 6] as boolean,
+          ),
         );
         i += 1 + OPEN_FIELDS;
+      } else if (op === ToThread.Retry) {
+        channels.get(batch[i + 1] as number)?.retry(batch[i + 2] as number, batch[i + 3] as number);
+        i += 1 + RETRY_FIELDS;
+      } else if (op === ToThread.Release) {
+        channels.get(batch[i + 1] as number)?.release(batch[i + 2] as number);
+        i += 1 + RELEASE_FIELDS;
       } else if (op === ToThread.Page) {
         channels.get(batch[i + 1] as number)?.pages.push(batch[i + 2] as Int32Array);
         i += 1 + PAGE_FIELDS;

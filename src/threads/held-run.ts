@@ -1,0 +1,106 @@
+import { from, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
+import { type HandlerContext, notObservableInput } from '../engine/mailbox';
+import { WHOLE } from './protocol';
+
+type HandlerFn = (message: unknown, context: HandlerContext<unknown>) => ObservableInput<unknown>;
+
+/**
+ * A message's handler in a thread, for a dispatcher with a failure policy (see "Held messages" in
+ * protocol.ts). It runs the message; when that run fails, it reports the failure and does not end, so
+ * the key's next message waits in the mailbox, and the main thread decides: `retry` runs it again (each
+ * run's end reported, the message still held), `release` ends it. Only this thread's own key waits:
+ * the lane serves other mailboxes meanwhile.
+ */
+export class HeldRun {
+  /** The run going on: a later callback of an earlier (cancelled) run finds a newer number and is ignored. */
+  private runs = 0;
+  /** The run going on, or the retry waiting for its turn on the lane. */
+  private running: Subscription | null = null;
+
+  constructor(
+    private readonly fn: HandlerFn,
+    private readonly message: unknown,
+    /** The key's mailbox, valid until this handler ends: retries run on its lane. */
+    private readonly context: HandlerContext<unknown>,
+    private readonly subscriber: Subscriber<unknown>,
+    /** Tells the main thread how a run of a held message ended. */
+    private readonly report: (failed: boolean, error?: unknown) => void,
+    /** True once a run failed (or for a held message sent again after its thread died). */
+    private held: boolean,
+  ) {}
+
+  /** Runs the message (`WHOLE`) or item `item` of it, a batch taken apart, as a batch of one. */
+  start(item: number): void {
+    const run = ++this.runs;
+    const message = item === WHOLE ? this.message : [(this.message as unknown[])[item]];
+    let input: ObservableInput<unknown>;
+    try {
+      input = this.fn(message, this.context);
+    } catch (err) {
+      this.ended(run, true, err);
+      return;
+    }
+    if (input === undefined || input === null) {
+      this.ended(run, true, notObservableInput(input, this.context.key));
+      return;
+    }
+    if (Object.getPrototypeOf(input) === Promise.prototype) {
+      (input as Promise<unknown>).then(
+        (value) => {
+          if (run !== this.runs) return;
+          this.subscriber.next(value);
+          this.ended(run, false);
+        },
+        (err) => this.ended(run, true, err),
+      );
+      return;
+    }
+    try {
+      const running = from(input).subscribe({
+        next: (value) => {
+          if (run === this.runs) this.subscriber.next(value);
+        },
+        error: (err) => this.ended(run, true, err),
+        complete: () => this.ended(run, false),
+      });
+      // Kept only while it runs: one that ended at once left nothing to cancel.
+      if (run === this.runs && !running.closed) this.running = running;
+    } catch (err) {
+      // `from` refuses what is not an ObservableInput: a failure of this run.
+      this.ended(run, true, err);
+    }
+  }
+
+  /** Runs it again on its key's lane (see `start`). */
+  retry(item: number): void {
+    this.running = this.context.scheduler.schedule(() => {
+      this.running = null;
+      this.start(item);
+    });
+  }
+
+  /** The policy is done with it: the handler ends, and the key's next message may start. */
+  release(): void {
+    this.cancel();
+    this.subscriber.complete();
+  }
+
+  /** Stops the run going on, if any (the dispatcher ended, or the message was released). */
+  cancel(): void {
+    this.runs++;
+    const running = this.running;
+    this.running = null;
+    running?.unsubscribe();
+  }
+
+  private ended(run: number, failed: boolean, error?: unknown): void {
+    if (run !== this.runs) return;
+    this.running = null;
+    if (!failed && !this.held) {
+      this.subscriber.complete();
+      return;
+    }
+    this.held = true;
+    this.report(failed, error);
+  }
+}
