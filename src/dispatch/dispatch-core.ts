@@ -195,9 +195,11 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       return;
     }
     this.admitted++;
-    if (++this.inFlight > this.maxInFlightSeen) this.maxInFlightSeen = this.inFlight;
+    // Counted before routing (a handler may finish within it), recorded as a peak only once admitted.
+    const inFlight = ++this.inFlight;
     // The common case stays here, small: nothing parked and the key under its share.
-    if (this.parkedCount !== 0 || !this.router.route(key, message)) this.admitParked(key, message);
+    if (this.parkedCount !== 0 || !this.router.route(key, message)) this.admitParked(key, message, inFlight);
+    else if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
   }
 
   /**
@@ -205,9 +207,12 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
    * share): it goes behind its key's parked messages, if any, or into the window, or parks. Kept out
    * of `admit`, which every delivered message runs through.
    */
-  private admitParked(key: K, message: T): void {
+  private admitParked(key: K, message: T, inFlight: number): void {
     // With nothing parked, the router has refused it already; else it is tried unless its key waits.
-    if (this.parkedCount !== 0 && !this.parked.has(key) && this.router.route(key, message)) return;
+    if (this.parkedCount !== 0 && !this.parked.has(key) && this.router.route(key, message)) {
+      if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
+      return;
+    }
     this.admitted--;
     this.inFlight--;
     this.park(key, message);
@@ -216,8 +221,11 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   /** Hands a message to the router, into the window; false, counting nothing, when its key is at its share. */
   private enter(key: K, message: T): boolean {
     this.admitted++;
-    if (++this.inFlight > this.maxInFlightSeen) this.maxInFlightSeen = this.inFlight;
-    if (this.router.route(key, message)) return true;
+    const inFlight = ++this.inFlight;
+    if (this.router.route(key, message)) {
+      if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
+      return true;
+    }
     this.admitted--;
     this.inFlight--;
     return false;

@@ -1,0 +1,60 @@
+// Batch handlers for the batch specs, on either kind of lane. Plain CommonJS: the specs require it for
+// event-loop lanes, and each worker thread imports it for thread lanes.
+const { threadId } = require('node:worker_threads');
+
+/**
+ * Writes the call into the journal every message carries (`m.journal`, shared memory the spec reads, see
+ * journal.ts): its number, when it started, and the ids of its messages.
+ */
+function record(batch) {
+  const { calls, log, times } = batch[0].journal;
+  const call = Atomics.add(calls, 0, 1);
+  const at = 1 + Atomics.add(log, 0, 2 + batch.length);
+  log[at] = call;
+  log[at + 1] = batch.length;
+  batch.forEach((m, i) => {
+    log[at + 2 + i] = m.id;
+  });
+  times[2 * call] = performance.timeOrigin + performance.now();
+  return call;
+}
+
+/** Counts one more run of each message of the batch; returns each one's runs so far. */
+function countRuns(batch) {
+  const { runs } = batch[0].journal;
+  return batch.map((m) => Atomics.add(runs, m.id, 1) + 1);
+}
+
+function waitForGate(gate) {
+  return new Promise((resolve) => {
+    const poll = () => (Atomics.load(gate, 0) === 1 ? resolve() : setTimeout(poll, 1));
+    poll();
+  });
+}
+
+/**
+ * A bulk store: one call for the whole batch. It waits for the journal's gate to open when the batch's
+ * first message asks (`gate: true`), then `ms` (the first message's, default 0). It fails when a message
+ * of the batch is `poison`, or while a message has run fewer than its `failRuns` times; otherwise it emits
+ * one value for the batch: its key, its ids, and where it ran.
+ */
+exports.store = async (batch, ctx) => {
+  const call = record(batch);
+  const runs = countRuns(batch);
+  const first = batch[0];
+  if (first.gate) await waitForGate(first.journal.gate);
+  if (first.ms) await new Promise((resolve) => setTimeout(resolve, first.ms));
+  first.journal.times[2 * call + 1] = performance.timeOrigin + performance.now();
+  const poison = batch.find((m) => m.poison);
+  if (poison) throw new Error(`poison message ${poison.id}`);
+  const failing = batch.findIndex((m, i) => runs[i] <= (m.failRuns ?? 0));
+  if (failing >= 0) throw new Error(`run ${runs[failing]} of message ${batch[failing].id} failed`);
+  return { key: first.key, ids: batch.map((m) => m.id), lane: ctx.laneIndex, thread: threadId };
+};
+
+/** The same bulk store, synchronous: returns its value at once (an array of one value). */
+exports.storeNow = (batch, ctx) => {
+  const call = record(batch);
+  batch[0].journal.times[2 * call + 1] = performance.timeOrigin + performance.now();
+  return [{ key: batch[0].key, ids: batch.map((m) => m.id), lane: ctx.laneIndex, thread: threadId }];
+};
