@@ -84,6 +84,21 @@ describe('examples', () => {
   );
 
   it(
+    'batches posts each account in bulk, in order, and dead-letters only the entry the store refuses',
+    async () => {
+      const run = await runExample('batches.ts');
+      expectExitedCleanly(run);
+      const calls = /posted 999 of 1000 entries in (\d+) store calls/.exec(run.stdout);
+      expect(calls).not.toBeNull();
+      // Batches of up to 64 entries of one account, and the refused batch taken apart: far below 1,000.
+      expect(Number((calls as RegExpExecArray)[1])).toBeLessThan(200);
+      expect(run.stdout).toContain('balance of acc-2: 490; per-account order violations: 0');
+      expect(run.stdout).toContain('dead-lettered: entry 137 of acc-2: entry 137 has no valid amount');
+    },
+    EXAMPLE_TIMEOUT,
+  );
+
+  it(
     'graceful-shutdown stops on its own SIGTERM and closes the executor',
     async () => {
       const run = await runExample('graceful-shutdown.ts');
