@@ -3,70 +3,15 @@ import {
   fromIterable,
   keyedBatchDispatch,
   MessageError,
-  NOTHING,
-  openReceiver,
-  PullSession,
-  Receiver,
-  type ReceiverSession,
-  type ReceiverSink,
   retryPolicy,
-  type Settlement,
 } from 'keyed-dispatch';
 import { lastValueFrom, type Observable, toArray } from 'rxjs';
 import { outcomeOf, within } from '../lanes/shared-state';
-import {
-  type BatchLaneKind,
-  batchLaneKinds,
-  type Item,
-  items,
-  Journal,
-  type Stored,
-  settlementLog,
-} from './journal';
-
-/** A transport-like session over a list: says where each message came from, records each settlement. */
-class Positions extends PullSession<Item> {
-  private next = 0;
-  constructor(
-    sink: ReceiverSink<Item>,
-    private readonly items: readonly Item[],
-    private readonly settled: string[],
-  ) {
-    super(sink);
-  }
-
-  describe(message: Item): string {
-    return `list 'spec' position ${this.items.findIndex((m) => m.id === message.id)}`;
-  }
-
-  protected override take(): Item | typeof NOTHING {
-    if (this.next < this.items.length) return this.items[this.next++] as Item;
-    this.complete();
-    return NOTHING;
-  }
-
-  protected override acknowledge(message: Item, outcome: Settlement): void {
-    this.settled.push(`${message.id} ${outcome}`);
-  }
-}
-
-/** A receiver of `messages` whose sessions describe them and record their settlements in `settled`. */
-function positions(messages: readonly Item[], settled: string[]): Receiver<Item> {
-  return new (class extends Receiver<Item> {
-    [openReceiver](sink: ReceiverSink<Item>): ReceiverSession<Item> {
-      return new Positions(sink, messages, settled);
-    }
-  })();
-}
+import { batchLaneKinds, type Item, items, onOneLane, type Stored, settlementLog } from './journal';
+import { listReceiver } from './list-receiver';
 
 describe.each(batchLaneKinds)('a failed batch on %s', (_name, kind) => {
-  let lanes: ReturnType<BatchLaneKind['executor']>;
-  let journal: Journal;
-  beforeEach(() => {
-    lanes = kind.executor(1);
-    journal = new Journal();
-  });
-  afterEach(() => lanes.close());
+  const lane = onOneLane(kind);
 
   function dispatch(
     source: Observable<Item>,
@@ -78,7 +23,7 @@ describe.each(batchLaneKinds)('a failed batch on %s', (_name, kind) => {
         lastValueFrom(
           source.pipe(
             keyedBatchDispatch<Item, string, Stored>({
-              executor: lanes.executor,
+              executor: lane.executor,
               key,
               handle: kind.handler('store'),
               failurePolicy,
@@ -93,9 +38,10 @@ describe.each(batchLaneKinds)('a failed batch on %s', (_name, kind) => {
   }
 
   it("without a policy errors the output as a handler's error does, naming the key and where the batch's first message came from", async () => {
+    const { journal } = lane;
     const settled: string[] = [];
     const messages = [...items(journal, 'a', 0, 3), { key: 'a', id: 3, journal, poison: true }];
-    const outcome = await dispatch(positions(messages, settled));
+    const outcome = await dispatch(listReceiver(messages, settled));
     expect(outcome).toEqual({ error: expect.any(MessageError) });
     const error = (outcome as { error: MessageError }).error;
     expect(error.key).toBe('a');
@@ -108,6 +54,7 @@ describe.each(batchLaneKinds)('a failed batch on %s', (_name, kind) => {
   });
 
   it('with retryPolicy is retried as a batch', async () => {
+    const { journal } = lane;
     const { log, onSettled } = settlementLog();
     const messages = items(journal, 'a', 0, 4).map((m) => (m.id === 1 ? { ...m, failRuns: 1 } : m));
     const outcome = await dispatch(
@@ -123,6 +70,7 @@ describe.each(batchLaneKinds)('a failed batch on %s', (_name, kind) => {
   });
 
   it('with retryPolicy, once its attempts are spent, is taken apart: one poison message in a batch of 64, 63 handled, 1 dead-lettered, order kept', async () => {
+    const { journal } = lane;
     const { log, onSettled } = settlementLog();
     const messages = items(journal, 'a', 0, 64).map((m) => (m.id === 17 ? { ...m, poison: true } : m));
     const deadLettered: Array<{
@@ -166,6 +114,7 @@ describe.each(batchLaneKinds)('a failed batch on %s', (_name, kind) => {
   });
 
   it('with retryPolicy is taken apart at once when the policy does not retry its error', async () => {
+    const { journal } = lane;
     const { log, onSettled } = settlementLog();
     const messages = items(journal, 'a', 0, 4).map((m) => (m.id === 2 ? { ...m, poison: true } : m));
     const outcome = await dispatch(
@@ -183,6 +132,7 @@ describe.each(batchLaneKinds)('a failed batch on %s', (_name, kind) => {
   });
 
   it('with retryPolicy sends a message whose key selector failed to the dead letter, and handles the others', async () => {
+    const { journal } = lane;
     const { log, onSettled } = settlementLog();
     const dead: Array<[number, unknown]> = [];
     const outcome = await dispatch(

@@ -110,6 +110,28 @@ export const batchLaneKinds: Array<[string, BatchLaneKind]> = [
   ],
 ];
 
+/** Each spec of the enclosing block gets one lane of `kind` (closed after it) and a fresh journal. */
+export function onOneLane(kind: BatchLaneKind): {
+  readonly executor: KeyedExecutor | ThreadExecutor;
+  readonly journal: Journal;
+} {
+  let lanes: ReturnType<BatchLaneKind['executor']>;
+  let journal: Journal;
+  beforeEach(() => {
+    lanes = kind.executor(1);
+    journal = new Journal();
+  });
+  afterEach(() => lanes.close());
+  return {
+    get executor() {
+      return lanes.executor;
+    },
+    get journal() {
+      return journal;
+    },
+  };
+}
+
 /** Settlements as `id outcome`, in the order the receiver was told. */
 export function settlementLog(): { log: string[]; onSettled: (m: Item, outcome: Settlement) => void } {
   const log: string[] = [];

@@ -2,24 +2,10 @@ import { DispatchStats, fromIterable, KeyedExecutor, keyedBatchDispatch } from '
 import { lastValueFrom, map, type Observable, Subject, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { waitUntil, within } from '../lanes/shared-state';
-import {
-  type BatchLaneKind,
-  batchLaneKinds,
-  type Item,
-  items,
-  Journal,
-  type Stored,
-  settlementLog,
-} from './journal';
+import { batchLaneKinds, type Item, items, onOneLane, type Stored, settlementLog } from './journal';
 
 describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
-  let lanes: ReturnType<BatchLaneKind['executor']>;
-  let journal: Journal;
-  beforeEach(() => {
-    lanes = kind.executor(1);
-    journal = new Journal();
-  });
-  afterEach(() => lanes.close());
+  const lane = onOneLane(kind);
 
   function dispatch(
     source: Observable<Item>,
@@ -31,7 +17,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
       lastValueFrom(
         source.pipe(
           keyedBatchDispatch<Item, string, Stored>({
-            executor: lanes.executor,
+            executor: lane.executor,
             key: (m) => m.key,
             handle: kind.handler(handler),
             stats,
@@ -46,6 +32,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
   }
 
   it('gives the handler the messages of one key that arrived together as one batch, in receive order, and emits its values', async () => {
+    const { journal } = lane;
     // a0 b1 c2 a3 b4 c5 ...: keys interleaved in one delivery.
     const messages = Array.from(
       { length: 15 },
@@ -69,6 +56,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
   });
 
   it('puts at most maxBatch messages in a batch; the next batch of the key takes the ones that follow', async () => {
+    const { journal } = lane;
     await dispatch(fromIterable(items(journal, 'a', 0, 10)), { maxBatch: 4 });
     expect(journal.ids()).toEqual([
       [0, 1, 2, 3],
@@ -78,6 +66,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
   });
 
   it("starts a key's next batch only once its previous batch completed, with the messages that arrived meanwhile; a batch never waits to fill", async () => {
+    const { journal } = lane;
     const source = new Subject<Item>();
     const done = dispatch(source);
     source.next({ key: 'a', id: 0, journal, gate: true });
@@ -100,6 +89,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
   });
 
   it("counts every message of a batch in the window and in its key's share", async () => {
+    const { journal } = lane;
     const stats = new DispatchStats();
     const messages = [
       ...items(journal, 'a', 0, 10, { gate: true }),
@@ -134,6 +124,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
   });
 
   it('settles each message of a batch once the batch completed, in receive order', async () => {
+    const { journal } = lane;
     const { log, onSettled } = settlementLog();
     const done = dispatch(fromIterable(items(journal, 'a', 0, 3, { gate: true }), { onSettled }));
     await waitUntil(() => journal.ids().length === 1, 5000, 'the batch to start');
@@ -145,6 +136,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
   });
 
   it("counts messages, not batches, in a key's turn: once it ran `throughput` messages, another key's batch runs", async () => {
+    const { journal } = lane;
     const messages = [...items(journal, 'a', 0, 8), ...items(journal, 'b', 8, 2)];
     await dispatch(fromIterable(messages), { throughput: 4, maxBatch: 2 }, 'storeNow');
     const order = journal.ids();
@@ -165,7 +157,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
   });
 
   it('refuses a maxBatch that is not an integer from 1 to maxPerKey, naming the option, the value and its type', () => {
-    const options = { executor: lanes.executor, key: (m: Item) => m.key, handle: kind.handler('store') };
+    const options = { executor: lane.executor, key: (m: Item) => m.key, handle: kind.handler('store') };
     expect(() => keyedBatchDispatch({ ...options, maxBatch: 0 })).toThrow(
       'keyedBatchDispatch: expected `maxBatch` to be an integer from 1 to 64, got 0 (number)',
     );
