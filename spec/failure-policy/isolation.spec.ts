@@ -108,7 +108,7 @@ describe('a failing key with a 100 ms backoff among 1,000 flowing keys', () => {
   });
 
   it('is not what the groupBy(hash % 128) + concatMap pattern gives: there the backoff stalls its group', () => {
-    // The same traffic through the 9.2 shape, with the retry inside concatMap: every key hashed to the
+    // The same traffic through groupBy(hash % 128) + concatMap, with the retry inside concatMap: every key hashed to the
     // failing key's group waits for the whole backoff. Shown so the measurement above can tell the difference.
     const scheduler = new TestScheduler((a, b) => expect(a).toEqual(b));
     const othersDoneAt: number[] = [];
