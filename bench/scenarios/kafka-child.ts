@@ -6,7 +6,7 @@
 import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import { lastValueFrom } from 'rxjs';
-import { keyedDispatch } from '../../src';
+import { keyedBatchDispatch, keyedDispatch } from '../../src';
 import {
   fromKafka,
   fromPlatformaticKafka,
@@ -81,6 +81,25 @@ function dispatch(client: string) {
   };
 }
 
+/** keyedBatchDispatch after the client's receiver: a bulk store of 1 ms per call, whatever the batch size. */
+function dispatchBatches(client: string) {
+  return async (args: Args): Promise<void> => {
+    void lastValueFrom(
+      receivers[client](args).pipe(
+        keyedBatchDispatch<KafkaMessage, string, void>({
+          key: kafkaKey,
+          maxInFlight: args.maxInFlight,
+          handle: async (batch) => {
+            await delay();
+            for (const m of batch) args.tally.record(m.value);
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+  };
+}
+
 /** kafkajs' own per-message loop, one message at a time per partition, a 1 ms async handler. */
 async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> {
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
@@ -125,6 +144,9 @@ async function rawPlatformatic({ topic, group, tally }: Args): Promise<void> {
 const contenders: Record<string, (args: Args) => Promise<void>> = {
   ...Object.fromEntries(
     Object.keys(receivers).map((client) => [`keyed-dispatch:${client}`, dispatch(client)]),
+  ),
+  ...Object.fromEntries(
+    Object.keys(receivers).map((client) => [`keyed-batch-dispatch:${client}`, dispatchBatches(client)]),
   ),
   'each-message:kafkajs': eachMessageKafkajs,
   'raw:kafkajs': rawKafkajs,

@@ -25,9 +25,11 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * has handled every message: {"rate": msgs/s from the first handled message to the last, "violations": n}.
  *
  * <p>Arguments: --bootstrap host:port --topic t --group g --max-concurrency n --messages n --keys n
- * [--log file] [--kill-point n]. With --log, each handled message is appended to the file as "key:seq"
- * before the next is recorded (unbuffered, so a SIGKILL loses none), messages already in the file count
- * as handled, and "kill-point" is printed once this process has handled --kill-point messages.
+ * [--batch-size n] [--log file] [--kill-point n]. With --batch-size (PC's batchSize, default 1), the
+ * handler gets up to n records per call and sleeps 1 ms per call whatever their number. With --log,
+ * each handled message is appended to the file as "key:seq" before the next is recorded (unbuffered,
+ * so a SIGKILL loses none), messages already in the file count as handled, and "kill-point" is printed
+ * once this process has handled --kill-point messages.
  */
 public final class ParallelConsumerBench {
   public static void main(String[] argv) throws Exception {
@@ -51,6 +53,7 @@ public final class ParallelConsumerBench {
         .consumer(new KafkaConsumer<>(props))
         .ordering(ProcessingOrder.KEY)
         .maxConcurrency(Integer.parseInt(args.get("max-concurrency")))
+        .batchSize(Integer.parseInt(args.getOrDefault("batch-size", "1")))
         // PC's default is 5 s; the Node receiver commits every 1 s, so both lose the same time to a kill.
         .commitInterval(Duration.ofMillis(1000))
         .build();
@@ -63,7 +66,7 @@ public final class ParallelConsumerBench {
         Thread.currentThread().interrupt();
         return;
       }
-      tally.record(context.value());
+      for (var record : context.getConsumerRecordsFlattened()) tally.record(record.value());
     });
     tally.awaitAll();
     System.out.println("{\"rate\":" + tally.rate() + ",\"violations\":" + tally.violations + "}");
