@@ -14,7 +14,10 @@ export interface FailureContext<K> {
   readonly key: K | undefined;
   /** Attempts made, the first one included. */
   readonly attempts: number;
-  /** Index of the lane the key's mailbox is pinned to. */
+  /**
+   * Index of the lane the key's mailbox is pinned to; -1 on thread lanes for a message no thread has
+   * (its key selector failed, or it could not be posted).
+   */
   readonly laneIndex: number;
 }
 
@@ -42,16 +45,17 @@ export interface RetryPolicyOptions<T, K> {
   backoff?: BackoffOptions;
   /**
    * Whether an error is worth another attempt (a version conflict, a timeout). Errors it rejects go
-   * straight to the dead letter. Default: every error is retryable.
+   * straight to the dead letter. For a batch, it is asked with the batch's first message; a batch whose
+   * error it rejects is taken apart at once. Default: every error is retryable.
    */
   retryable?: (error: unknown, message: T) => boolean;
   /**
    * Receives a message whose attempts are spent (or whose error is not retryable), with the last
    * error, and a message whose key selector failed, with what it threw (no retries, `context.key`
    * undefined). Once what it returns completes, the message is settled `dead-lettered`: its receiver
-   * acknowledges it, the dead letter being its handling. It runs inside the key's mailbox: the key's next message waits until what it returns
-   * completes (values it emits are ignored); a return that is not an object (nothing, a number, a
-   * boolean) is ignored. If it throws or errors, that error errors the output, as a handler error does
+   * acknowledges it, the dead letter being its handling. It runs inside the key's mailbox (on the main
+   * thread, for thread lanes): the key's next message waits until what it returns completes (values it
+   * emits are ignored); a return that is not an object (nothing, a number, a boolean) is ignored. If it throws or errors, that error errors the output, as a handler error does
    * without a policy. Default: none (the message is settled `failed`, and its receiver's `onFailed`
    * says what becomes of it).
    */
@@ -186,7 +190,10 @@ interface ResolvedRetryPolicy<T, K> {
  * up to `maxAttempts` attempts, for errors `retryable` accepts; then the message goes to `deadLetter`,
  * is settled as failed (the receiver can nack it or route it to a dead-letter queue) and the stream
  * goes on. Retries happen inside the key's mailbox: the backoff timer runs on the mailbox's lane, which
- * serves other keys meanwhile, while the key's later messages wait, so per-key order holds.
+ * serves other keys meanwhile, while the key's later messages wait, so per-key order holds. On thread
+ * lanes the policy runs on the main thread while the key's thread holds the failed message (retries run
+ * there, the dead letter here). With `keyedBatchDispatch` a failed batch is retried as a batch, then
+ * taken apart so that only the messages that keep failing are dead-lettered.
  * Values emitted by a failed attempt have already been emitted; a retry emits its own.
  */
 export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): FailurePolicy<T, K> {
