@@ -1,6 +1,15 @@
 import type { OperatorFunction } from 'rxjs';
+import { BatchRouter } from './dispatch/batch-router';
+import { type Handle, withBatchPolicy } from './failure-policy';
 import { dispatchOperator } from './keyed-dispatch';
-import { type KeyedBatchDispatchOptions, resolveBatchDispatchOptions } from './options';
+import {
+  DISPATCH_OPTIONS,
+  type KeyedBatchDispatchOptions,
+  policyOption,
+  type ResolvedDispatchOptions,
+  resolveShared,
+} from './options';
+import { integerOption, optionsObject } from './validate';
 
 /**
  * `keyedDispatch` for handlers that pay per call rather than per message (a store's bulk upsert, an
@@ -19,4 +28,32 @@ export function keyedBatchDispatch<T, K, R>(
   options: KeyedBatchDispatchOptions<T, K, R>,
 ): OperatorFunction<T, R> {
   return dispatchOperator(resolveBatchDispatchOptions(options));
+}
+
+/** Every option of `keyedBatchDispatch`; any other key is refused. */
+const BATCH_DISPATCH_OPTIONS = [...DISPATCH_OPTIONS, 'maxBatch'] as const;
+
+/** As `resolveDispatchOptions`, for `keyedBatchDispatch`: the handler takes per-key batches. */
+function resolveBatchDispatchOptions<T, K, R>(
+  options: KeyedBatchDispatchOptions<T, K, R>,
+  owner = 'keyedBatchDispatch',
+): ResolvedDispatchOptions<T, K, R> {
+  optionsObject(owner, options, BATCH_DISPATCH_OPTIONS);
+  const policy = policyOption(owner, options.failurePolicy);
+  return resolveShared(owner, options, policy !== undefined, (handle, maxPerKey) => {
+    const maxBatch = integerOption(
+      owner,
+      'maxBatch',
+      options.maxBatch,
+      Math.min(64, maxPerKey),
+      1,
+      maxPerKey,
+    );
+    return {
+      batches: true,
+      handle: handle as Handle<T[], K, R>,
+      policy: policy === undefined ? undefined : (h) => withBatchPolicy(policy, h),
+      inFront: (dispatcher, lanes) => new BatchRouter<T, K, R>(dispatcher, maxBatch, maxPerKey, lanes),
+    };
+  });
 }

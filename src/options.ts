@@ -1,4 +1,5 @@
 import type { ObservableInput } from 'rxjs';
+import type { Routed, Router } from './dispatch/router';
 import type { HandlerContext } from './engine/mailbox';
 import { isKeyedExecutor, KeyedExecutor } from './executor';
 import {
@@ -6,7 +7,6 @@ import {
   type Handle,
   isFailurePolicy,
   type PolicyWrap,
-  withBatchPolicy,
   withPolicy,
 } from './failure-policy';
 import { type DispatchStats, intakeBatch, isDispatchStats } from './stats';
@@ -133,8 +133,9 @@ export interface ResolvedDispatchOptions<T, K, R> {
 
 /**
  * What runs for admitted messages: a handler of one message per call (`keyedDispatch`), or of per-key
- * batches of at most `maxBatch` (`keyedBatchDispatch`); `policy` is the failure policy to put around
- * it, where it runs.
+ * batches (`keyedBatchDispatch`), which `inFront` makes in front of the lane router it builds with
+ * `lanes`; `policy` is the failure policy to put around the handler, where it runs. The batch router
+ * comes with the options, so a bundle of `keyedDispatch` alone leaves it out.
  */
 export type Handling<T, K, R> =
   | {
@@ -146,11 +147,14 @@ export type Handling<T, K, R> =
       readonly batches: true;
       readonly handle: Handle<T[], K, R>;
       readonly policy: PolicyWrap<T[], K> | undefined;
-      readonly maxBatch: number;
+      readonly inFront: (
+        dispatcher: Routed<T, K, R>,
+        lanes: (routed: Routed<T[], K, R>) => Router<T[], K>,
+      ) => Router<T, K>;
     };
 
 /** Every option of `keyedDispatch`; any other key is refused. */
-const DISPATCH_OPTIONS = [
+export const DISPATCH_OPTIONS = [
   'key',
   'handle',
   'executor',
@@ -180,26 +184,8 @@ export function resolveDispatchOptions<T, K, R>(
   }));
 }
 
-/** Every option of `keyedBatchDispatch`. */
-const BATCH_DISPATCH_OPTIONS = [...DISPATCH_OPTIONS, 'maxBatch'] as const;
-
-/** As `resolveDispatchOptions`, for `keyedBatchDispatch`: the handler takes per-key batches. */
-export function resolveBatchDispatchOptions<T, K, R>(
-  options: KeyedBatchDispatchOptions<T, K, R>,
-  owner = 'keyedBatchDispatch',
-): ResolvedDispatchOptions<T, K, R> {
-  optionsObject(owner, options, BATCH_DISPATCH_OPTIONS);
-  const policy = policyOption(owner, options.failurePolicy);
-  return resolveShared(owner, options, policy !== undefined, (handle, maxPerKey) => ({
-    batches: true,
-    handle: handle as Handle<T[], K, R>,
-    policy: policy === undefined ? undefined : (h) => withBatchPolicy(policy, h),
-    maxBatch: integerOption(owner, 'maxBatch', options.maxBatch, Math.min(64, maxPerKey), 1, maxPerKey),
-  }));
-}
-
 /** The options both operators share, checked, with the handling `handling` makes of the handler. */
-function resolveShared<T, K, R>(
+export function resolveShared<T, K, R>(
   owner: string,
   options: Omit<KeyedDispatchOptions<T, K, R>, 'handle' | 'failurePolicy'> & { handle: unknown },
   hasFailurePolicy: boolean,
@@ -252,7 +238,7 @@ function resolveShared<T, K, R>(
 }
 
 /** Checks the `failurePolicy` option. */
-function policyOption<T, K>(
+export function policyOption<T, K>(
   owner: string,
   policy: FailurePolicy<T, K> | undefined,
 ): FailurePolicy<T, K> | undefined {

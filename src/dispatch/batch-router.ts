@@ -13,9 +13,6 @@ interface KeyBatches<T> {
   next: T[][];
 }
 
-/** Messages in a batch: the size of an item of the router below (see `MailboxOwner.sizeOf`). */
-export const batchSize = (batch: unknown[]): number => batch.length;
-
 /**
  * Per-key batches in front of a router of either lane kind. A key has one batch at a time in the
  * router below, which runs it as one item of the key (on thread lanes it crosses as one posting); the

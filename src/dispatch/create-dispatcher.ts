@@ -5,7 +5,6 @@ import type { ResolvedDispatchOptions } from '../options';
 import { statsLink } from '../stats';
 import { lanesAccessOf } from '../threads/thread-access';
 import type { ThreadExecutor } from '../threads/thread-executor';
-import { BatchRouter, batchSize } from './batch-router';
 import { DispatchCore } from './dispatch-core';
 import { EventLoopRouter } from './event-loop-router';
 import type { Routed, Router } from './router';
@@ -13,8 +12,8 @@ import type { Routed, Router } from './router';
 /**
  * The one way a dispatcher is built, for `keyedDispatch`, `keyedBatchDispatch` and `DispatchRuntime`:
  * the core with the router of the handler's lane kind (the options were resolved, so handler and
- * executor match); for batches, a batch router in front of it, which hands it one batch of a key at a
- * time.
+ * executor match); for batches, the batch router the options bring in front of it, which hands it one
+ * batch of a key at a time.
  */
 export function createDispatcher<T, K, R>(
   options: ResolvedDispatchOptions<T, K, R>,
@@ -23,8 +22,9 @@ export function createDispatcher<T, K, R>(
   const { handling } = options;
   return new DispatchCore(options, subscriber, options.executor, (core) =>
     handling.batches
-      ? new BatchRouter<T, K, R>(core, handling.maxBatch, options.maxPerKey, (batches) =>
-          laneRouter(batches, options, handling.handle, handling.policy, 1, batchSize),
+      ? handling.inFront(core, (batches) =>
+          // One batch of a key at a time; a turn counts the messages of its batches.
+          laneRouter(batches, options, handling.handle, handling.policy, 1, (batch: T[]) => batch.length),
         )
       : laneRouter(core, options, handling.handle, handling.policy, options.maxPerKey, undefined),
   );
