@@ -107,8 +107,7 @@ async function ensureTopic(): Promise<void> {
 
 /**
  * Sends, and tries again a few times if the send fails: right after a topic is created, the broker
- * answers the first sends with an error for a moment (which @platformatic/kafka 1.22 cannot even read:
- * `PLT_KFK_OUT_OF_BOUNDS`).
+ * answers the first sends with an error for a moment.
  */
 async function sentSoon(send: () => Promise<unknown>): Promise<void> {
   for (let attempt = 1; ; attempt++) {

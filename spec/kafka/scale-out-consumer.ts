@@ -1,6 +1,7 @@
 // One member of the scale-out spec's consumer group, run as its own process (bundled by the spec).
-// argv: client groupId topic recordFile handlerMs maxInFlight [instanceId], where client is 'kafkajs' or
-// 'platformatic'; with an instanceId the platformatic member joins as a static member.
+// argv: client groupId topic recordFile handlerMs maxInFlight [instanceId], where client is 'kafkajs',
+// 'platformatic' (consumer protocol) or 'platformatic-classic' (classic protocol, with a 30 s session
+// timeout); with an instanceId a platformatic member joins as a static member.
 // Appends one line per handled message, written before the handler completes (so before its offset can be
 // committed): "key seq partition offset startMs doneMs". Tells the spec how many partitions it holds.
 import { closeSync, openSync, writeSync } from 'node:fs';
@@ -22,18 +23,18 @@ const now = () => performance.timeOrigin + performance.now();
 const send = (message: unknown) => process.send?.(message);
 
 function clientAdapter(): KafkaConsumerAdapter {
-  if (client === 'platformatic') {
-    const options = {
+  if (client === 'platformatic' || client === 'platformatic-classic') {
+    const protocol =
+      client === 'platformatic'
+        ? { groupProtocol: 'consumer' as const, rebalanceTimeout: 60_000 }
+        : { sessionTimeout: 30_000, heartbeatInterval: 500, rebalanceTimeout: 30_000 };
+    const consumer = new Consumer({
       clientId: `member-${process.pid}`,
       bootstrapBrokers: ['127.0.0.1:9092'],
       groupId,
-      groupProtocol: 'consumer' as const,
-      rebalanceTimeout: 60_000,
-    };
-    // Not in the client's option types (1.22); the adapter reads it from the options all the same.
-    const consumer = new Consumer(
-      instanceId ? Object.assign(options, { groupInstanceId: instanceId }) : options,
-    );
+      groupInstanceId: instanceId || undefined,
+      ...protocol,
+    });
     return platformaticAdapter(consumer, { topics: [topic], fromBeginning: true, maxWaitMs: 100 });
   }
   const consumer = new Kafka({

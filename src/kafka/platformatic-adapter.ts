@@ -1,4 +1,4 @@
-import { describe, integerOption } from '../validate';
+import { integerOption } from '../validate';
 import type {
   CommittedOffset,
   KafkaConsumerAdapter,
@@ -7,14 +7,15 @@ import type {
   TopicPartitionOffset,
 } from './adapter';
 import { ClassicMember } from './platformatic/classic-member';
-import { type Consumer, clientHooks } from './platformatic/client';
+import type { Consumer } from './platformatic/client';
 import { ConsumerProtocolMember } from './platformatic/consumer-protocol-member';
 import { GroupCoordinator } from './platformatic/coordinator';
 import { Fetcher } from './platformatic/fetcher';
+import { clientHooks } from './platformatic/hooks';
 import type { Membership, MembershipEvents } from './platformatic/membership';
 
 /**
- * A @platformatic/kafka `Consumer`, created and not yet consuming (typed by the few members the
+ * A @platformatic/kafka 2.x `Consumer`, created and not yet consuming (typed by the few members the
  * adapter names, so the client stays an optional peer). Create it with `groupProtocol: 'consumer'`
  * (KIP-848, Kafka 4+) for incremental rebalances whose revokes wait for running messages.
  */
@@ -66,6 +67,10 @@ function byTopic(partitions: readonly TopicPartition[]): Map<string, number[]> {
  * itself and acknowledges a revocation only once the receiver has let the partitions go (their
  * running messages finished, or `revokeTimeoutMs` passed, and their positions committed); with the
  * classic protocol the client rebalances eagerly, like kafkajs.
+ *
+ * It uses a few internal hooks of the client besides its public API; they are checked here, once: a
+ * consumer that lacks any (another release line of the client, another kind of client) is refused with
+ * a `TypeError` naming the client's version and each missing piece.
  */
 export function platformaticAdapter(
   consumer: PlatformaticConsumer,
@@ -81,12 +86,7 @@ export function platformaticAdapter(
   ) {
     throw new TypeError('platformaticAdapter: expected `topics` to be a non-empty array of topic names');
   }
-  const hooks = clientHooks(consumer);
-  if (hooks === null) {
-    throw new TypeError(
-      `platformaticAdapter: expected \`consumer\` to be a @platformatic/kafka Consumer, got ${describe(consumer)}`,
-    );
-  }
+  const hooks = clientHooks(consumer, 'platformaticAdapter');
   const maxWaitMs = integerOption('platformaticAdapter', 'maxWaitMs', options.maxWaitMs, 500, 0);
   const client = consumer as unknown as Consumer;
   const topics = [...options.topics];

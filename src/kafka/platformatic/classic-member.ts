@@ -10,9 +10,10 @@ interface JoinPayload {
  * Membership under the classic protocol, left to the client: it rebalances eagerly (every partition
  * is revoked when any member joins or leaves) and rejoins at once, so a revoke cannot hold it.
  *
- * When a heartbeat fails for another reason than the group (the broker gone), the client stops
- * heartbeating, and when its own rejoin fails it emits `error`: either way the member joins again itself,
- * every `retryMs` until it is back, reporting each failure.
+ * A heartbeat that fails for another reason than the group (the broker gone) is reported; the client
+ * heartbeats again by itself and rejoins once the group no longer knows it. When that rejoin fails, it
+ * emits `error` and stops: the member then joins again itself, every `retryMs` until it is back,
+ * reporting each failure.
  */
 export class ClassicMember implements Membership {
   private readonly onJoin = (payload: JoinPayload) => {
@@ -25,10 +26,8 @@ export class ClassicMember implements Membership {
   };
   private readonly onRebalance = () => void this.events.revoking();
   private readonly onHeartbeat = () => this.events.transportRecovered();
-  private readonly onHeartbeatError = (payload: { error: unknown }) => {
+  private readonly onHeartbeatError = (payload: { error: unknown }) =>
     this.events.transportFailed('heartbeat', payload.error);
-    this.rejoinLater();
-  };
   private readonly onError = (error: unknown) => {
     this.events.transportFailed('connection', error);
     this.rejoinLater();
@@ -53,8 +52,7 @@ export class ClassicMember implements Membership {
   }
 
   identity() {
-    // The client joins classic groups without a group instance id, whatever its options say: a commit
-    // naming one would be refused.
+    // No group instance id, as in the client's own commits: the broker checks member id and generation.
     return {
       memberId: this.consumer.memberId,
       generationIdOrMemberEpoch: this.consumer.generationId,

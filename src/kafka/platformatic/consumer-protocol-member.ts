@@ -27,7 +27,7 @@ interface OwnedPartition extends TopicPartition {
 export class ConsumerProtocolMember implements Membership {
   private memberId = '';
   private epoch = 0;
-  /** The heartbeat API version spoken: from 1 on, the member chooses its id and may subscribe by pattern. */
+  /** The heartbeat API version spoken: from 1 on, the member chooses its own id. */
   private version = 0;
   /** Partitions this member holds, by `topic:partition`; heartbeats report them as owned. */
   private readonly owned = new Map<string, OwnedPartition>();
@@ -166,7 +166,7 @@ export class ConsumerProtocolMember implements Membership {
       null, // rack
       this.settings.rebalanceTimeoutMs,
       [...this.topics],
-      ...(this.version >= 1 ? [null] : []), // topic pattern (version 1 on)
+      null, // topic pattern (sent from version 1 on; the client takes the argument at every version)
       null, // server-side assignor: the broker's default
       owned,
     );

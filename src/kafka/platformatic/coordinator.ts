@@ -1,9 +1,13 @@
-import type { ClientHooks, Connection, Consumer } from './client';
+import type { Connection, Consumer } from './client';
+import type { ClientHooks } from './hooks';
 
 type Api = ((...args: unknown[]) => void) & {
   async(connection: Connection, ...args: unknown[]): Promise<unknown>;
   version: number;
 };
+
+/** The consumer's internal lookup of a protocol API at the version negotiated with the broker. */
+type GetApi = (name: string, callback: (error: unknown, api?: Api) => void) => void;
 
 /**
  * Requests to the group's coordinator over the consumer's own connections (its TLS and SASL settings
@@ -27,25 +31,14 @@ export class GroupCoordinator {
     const broker = metadata.brokers.get(coordinator);
     if (broker === undefined)
       throw new Error(`The group coordinator (node ${coordinator}) is not in the metadata`);
-    const connection = await new Promise<Connection>((resolve, reject) =>
-      this.hook<(broker: unknown, callback: (error: unknown, connection?: Connection) => void) => void>(
-        this.hooks.getConnection,
-      )(broker, (error, connection) => (error ? reject(error) : resolve(connection as Connection))),
-    );
+    const connection = await this.consumer.connections.get(broker);
     return (await found.async(connection, ...args)) as Response;
   }
 
   private api(name: string): Promise<Api> {
+    const getApi = (this.consumer as unknown as Record<symbol, GetApi>)[this.hooks.getApi];
     return new Promise((resolve, reject) =>
-      this.hook<(name: string, callback: (error: unknown, api?: Api) => void) => void>(this.hooks.getApi)(
-        name,
-        (error, api) => (error ? reject(error) : resolve(api as Api)),
-      ),
+      getApi.call(this.consumer, name, (error, api) => (error ? reject(error) : resolve(api as Api))),
     );
-  }
-
-  private hook<Method extends (...args: never[]) => void>(symbol: symbol): Method {
-    const method = (this.consumer as unknown as Record<symbol, Method>)[symbol];
-    return method.bind(this.consumer) as Method;
   }
 }
