@@ -1,3 +1,4 @@
+import { Admin } from '@platformatic/kafka';
 import { DispatchStats, keyedDispatch, retryPolicy } from 'keyed-dispatch';
 import {
   type KafkaMessage,
@@ -9,7 +10,7 @@ import {
 import { lastValueFrom } from 'rxjs';
 import { type Deferred, deferred } from '../support/scripted-receiver';
 import { ADAPTERS, type ClientAdapter, platformaticConsumer } from './adapters';
-import { createTopic, kafka, offsets, unique, waitFor } from './broker';
+import { BROKER, createTopic, kafka, offsets, unique, waitFor } from './broker';
 import { decode, type Event, useEventTopics } from './events';
 import { observedReceiver } from './observed-adapter';
 
@@ -38,6 +39,23 @@ function counter(target: number): { done: Deferred<void>; add(): void; value(): 
     },
     value: () => n,
   };
+}
+
+/** Pipes `receiver` into keyedDispatch and keeps every message handled; `output` ends with it. */
+function collect(receiver: KafkaReceiver, key: (m: KafkaMessage) => string = kafkaKey) {
+  const received: KafkaMessage[] = [];
+  const output = lastValueFrom(
+    receiver.pipe(
+      keyedDispatch<KafkaMessage, string, void>({
+        key,
+        handle: async (m) => {
+          received.push(m);
+        },
+      }),
+    ),
+    { defaultValue: undefined },
+  );
+  return { received, output };
 }
 
 describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
@@ -70,6 +88,62 @@ describe.each(ADAPTERS)('KafkaReceiver on $name with a real broker', (kind) => {
     for (const list of seen.values()) expect(list).toEqual(list.map((_, i) => i));
     const { committed, end } = await offsets(eventTopics.client, groupId, topic);
     expect(committed).toEqual(end);
+  });
+
+  it("hands over each record's key, value, headers and timestamp as sent: a tombstone's value as null, an empty key or value as no bytes", async () => {
+    const topic = unique('records');
+    await createTopic(eventTopics.client, topic, 1);
+    await eventTopics.producer.send({
+      topic,
+      messages: [
+        { key: 'a', value: 'v', headers: { h: ['x', 'y'], one: 'z' }, timestamp: '1700000000123' },
+        { key: 'a', value: null },
+        { key: 'a', value: '' },
+        { key: '', value: 'an empty key' },
+      ],
+    });
+    const receiver = kind.receiver(unique('group'), [topic]);
+    const { received, output } = collect(receiver, (m) => m.key?.toString() ?? 'none');
+    await waitFor(() => received.length === 4);
+    await receiver.close();
+    await output;
+    const text = (bytes: unknown) => (bytes === null ? null : String(bytes));
+    received.sort((a, b) => Number(a.offset) - Number(b.offset));
+    expect(received.map((m) => [m.offset, text(m.key), text(m.value)])).toEqual([
+      ['0', 'a', 'v'],
+      ['1', 'a', null],
+      ['2', 'a', ''],
+      ['3', '', 'an empty key'],
+    ]);
+    const { headers, timestamp } = received[0];
+    expect(timestamp).toBe('1700000000123');
+    expect(Object.keys(headers).sort()).toEqual(['h', 'one']);
+    expect([headers.h].flat().map(text)).toEqual(['x', 'y']);
+    expect(text(headers.one)).toBe('z');
+  });
+
+  it('starts a partition whose committed offset is no longer in the log at the earliest one there', async () => {
+    const topic = await topicWith(1, 100, 10);
+    const groupId = unique('group');
+    // The group committed offset 10, then the records below 50 were deleted.
+    const admin = new Admin({ clientId: 'receiver-spec', bootstrapBrokers: [BROKER] });
+    try {
+      await admin.alterConsumerGroupOffsets({
+        groupId,
+        topics: [{ name: topic, partitionOffsets: [{ partition: 0, offset: 10n }] }],
+      });
+      await admin.deleteRecords({ topics: [{ name: topic, partitions: [{ partition: 0, offset: 50n }] }] });
+    } finally {
+      await admin.close();
+    }
+    const receiver = kind.receiver(groupId, [topic]);
+    const { received, output } = collect(receiver);
+    await waitFor(() => received.length >= 50);
+    await receiver.close();
+    await output;
+    const handled = received.map((m) => Number(m.offset)).sort((a, b) => a - b);
+    expect(handled).toEqual(Array.from({ length: 50 }, (_, i) => 50 + i));
+    expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('100');
   });
 
   it('never holds more than the window, pauses a partition whose buffer is full and resumes it as the window frees', async () => {

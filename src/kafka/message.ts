@@ -18,10 +18,7 @@ export interface KafkaMessage {
   readonly partition: number;
   /** The record's offset (a 64-bit integer, as a decimal string). */
   readonly offset: string;
-  /**
-   * The record's key (`null` when it has none; on @platformatic/kafka, whose client reads a missing key
-   * as an empty one, also when it is empty); `kafkaKey` reads it as text.
-   */
+  /** The record's key (`null` when it has none); `kafkaKey` reads it as text. */
   readonly key: KafkaBytes | null;
   /** The record's payload (`null` for a tombstone). */
   readonly value: KafkaBytes | null;

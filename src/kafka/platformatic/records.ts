@@ -28,8 +28,7 @@ export function toKafkaRecords(batches: readonly RecordBatch[], from: bigint): K
       if (offset < from) continue;
       records.push({
         offset: offset.toString(),
-        // The client reads a record without a key as an empty one; neither names an aggregate.
-        key: record.key === null || record.key.length === 0 ? null : record.key,
+        key: record.key,
         value: record.value,
         headers: toHeaders(record.headers),
         timestamp: (batch.firstTimestamp + record.timestampDelta).toString(),
