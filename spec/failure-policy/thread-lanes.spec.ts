@@ -222,6 +222,43 @@ describe('retryPolicy on thread lanes', () => {
     expect([...settled].sort()).toEqual(['0 dead-lettered', '1 done', '2 done']);
   });
 
+  it('sends the messages of a handler module that cannot load to the dead letter once their attempts, each failing with the load error, are spent', async () => {
+    const settled: string[] = [];
+    const dead: Array<[number, string, number]> = [];
+    const outcome = await outcomeOf(
+      within(
+        lastValueFrom(
+          fromIterable([msg('a', 0), msg('a', 1), msg('b', 2)], {
+            onSettled: (m, outcome) => settled.push(`${m.id} ${outcome}`),
+          }).pipe(
+            keyedDispatch<Msg, string, Ran>({
+              executor,
+              key: (m) => m.key,
+              handle: threadHandler<Msg, Ran>(RETRY_HANDLERS, 'nope'),
+              failurePolicy: retryPolicy({
+                maxAttempts: 2,
+                backoff: { initialMs: 10, jitter: 0 },
+                deadLetter: (m, error, context) => void dead.push([m.id, String(error), context.attempts]),
+              }),
+            }),
+            toArray(),
+          ),
+        ),
+        10_000,
+        'the output to end',
+      ),
+    );
+    expect(outcome).toEqual({ value: [] });
+    const loadError = expect.stringContaining("retry-handlers.js has no function export 'nope'");
+    expect(dead.sort()).toEqual([
+      [0, loadError, 2],
+      [1, loadError, 2],
+      [2, loadError, 2],
+    ]);
+    expect(journal.order).toEqual([]);
+    expect([...settled].sort()).toEqual(['0 dead-lettered', '1 dead-lettered', '2 dead-lettered']);
+  });
+
   it('sends a message whose key selector failed to the dead letter on the main thread, no thread running it', async () => {
     const dead: Array<[number, FailureContext<string>]> = [];
     const { outcome, settled } = dispatch(

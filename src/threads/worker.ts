@@ -238,6 +238,8 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
 
   /** RETRY: a held message runs again (see `HeldRun`). */
   retry(messageId: number, item: number): void {
+    // A handler that could not load held nothing: each run fails as the first did.
+    if (this.loadError !== null) return send(ToMain.Fail, messageId, this.loadError);
     const run = this.held.get(messageId);
     if (run !== undefined) run.retry(item);
     else this.early.set(messageId, item);
@@ -245,6 +247,7 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
 
   /** RELEASE: a held message is done; its key goes on. */
   release(messageId: number): void {
+    if (this.loadError !== null) return;
     const run = this.held.get(messageId);
     if (run !== undefined) run.release();
     else this.early.set(messageId, RELEASED);
