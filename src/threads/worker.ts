@@ -238,10 +238,10 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
 
   /** RETRY: a held message runs again (see `HeldRun`). */
   retry(messageId: number, item: number): void {
-    // A handler that could not load held nothing: each run fails as the first did.
-    if (this.loadError !== null) return send(ToMain.Fail, messageId, this.loadError);
     const run = this.held.get(messageId);
-    if (run !== undefined) run.retry(item);
+    // A handler that could not load held nothing: each run fails as the first did.
+    if (this.loadError !== null) send(ToMain.Fail, messageId, this.loadError);
+    else if (run !== undefined) run.retry(item);
     else this.early.set(messageId, item);
   }
 
