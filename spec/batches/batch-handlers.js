@@ -58,3 +58,34 @@ exports.storeNow = (batch, ctx) => {
   batch[0].journal.times[2 * call + 1] = performance.timeOrigin + performance.now();
   return [{ key: batch[0].key, ids: batch.map((m) => m.id), lane: ctx.laneIndex, thread: threadId }];
 };
+
+/**
+ * The bulk store, except that it first emits a value for the batch and then fails when a message of
+ * the batch is `poison` (after `ms`, the first message's); and a run numbered `exitOn` (of the batch's
+ * first message, counted per message as `store` does) takes its thread down.
+ */
+exports.emitThenFail = (batch, ctx) => {
+  const { Observable } = require('rxjs');
+  record(batch);
+  const runs = countRuns(batch);
+  return new Observable((subscriber) => {
+    subscriber.next({
+      key: batch[0].key,
+      ids: batch.map((m) => m.id),
+      lane: ctx.laneIndex,
+      thread: threadId,
+    });
+    const timer = setTimeout(() => {
+      if (batch.some((m, i) => m.exitOn === runs[i])) process.exit(3);
+      const poison = batch.find((m) => m.poison);
+      if (poison) subscriber.error(new Error(`poison message ${poison.id}`));
+      else subscriber.complete();
+    }, batch[0].ms ?? 0);
+    return () => clearTimeout(timer);
+  });
+};
+
+/** A handler that forgets to return anything. */
+exports.nothing = (batch) => {
+  record(batch);
+};
