@@ -7,7 +7,7 @@ import {
   ThreadExecutor,
   threadHandler,
 } from 'keyed-dispatch';
-import { lastValueFrom, mergeMap, type Observable, throwError, timer, toArray } from 'rxjs';
+import { lastValueFrom, mergeMap, Observable, throwError, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { outcomeOf, sleep, waitUntil, within } from '../lanes/shared-state';
 import {
@@ -164,6 +164,32 @@ describe.each(batchLaneKinds)('keyedBatchDispatch at the edges on %s', (_name, k
     subscription.unsubscribe();
     await sleep(500);
     expect(journal.ids()).toEqual([[0, 1, 2, 3], [0]]);
+    expect(settled).toEqual([]);
+  });
+
+  it('cancels the dead letter of a message of a batch taken apart when unsubscribed, and settles nothing', async () => {
+    const { journal } = lane;
+    const settled: string[] = [];
+    let deadLetterRunning = false;
+    let deadLetterCancelled = false;
+    const messages = items(journal, 'a', 0, 3).map((m) => (m.id === 1 ? { ...m, poison: true } : m));
+    const subscription = dispatch(listReceiver(messages, settled), 'store', {
+      failurePolicy: retryPolicy({
+        maxAttempts: 1,
+        deadLetter: () =>
+          new Observable<never>(() => {
+            deadLetterRunning = true;
+            return () => {
+              deadLetterCancelled = true;
+            };
+          }),
+      }),
+    }).subscribe({ error: () => undefined });
+    await waitUntil(() => deadLetterRunning, 5000, 'the dead letter to start');
+    subscription.unsubscribe();
+    await sleep(100);
+    expect(deadLetterCancelled).toBe(true);
+    expect(journal.ids()).toEqual([[0, 1, 2], [0], [1]]);
     expect(settled).toEqual([]);
   });
 
