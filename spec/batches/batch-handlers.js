@@ -89,3 +89,26 @@ exports.emitThenFail = (batch, ctx) => {
 exports.nothing = (batch) => {
   record(batch);
 };
+
+/**
+ * A batch handler that emits, at once, a value that cannot be cloned to the main thread, then completes
+ * after `ms` (the first message's). It counts its runs going on in `runs[ACTIVE]`, and records in
+ * `runs[OVERLAP]` the most that were ever going on together, when more than one.
+ */
+exports.uncloneableThenWait = (batch) => {
+  const { Observable } = require('rxjs');
+  record(batch);
+  const { runs } = batch[0].journal;
+  return new Observable((subscriber) => {
+    const active = Atomics.add(runs, exports.ACTIVE, 1) + 1;
+    if (active > 1) Atomics.store(runs, exports.OVERLAP, active);
+    subscriber.next({ call: () => 0 });
+    const timer = setTimeout(() => subscriber.complete(), batch[0].ms ?? 0);
+    return () => {
+      clearTimeout(timer);
+      Atomics.sub(runs, exports.ACTIVE, 1);
+    };
+  });
+};
+exports.ACTIVE = 4000;
+exports.OVERLAP = 4001;

@@ -251,6 +251,29 @@ describe.each(batchLaneKinds)('keyedBatchDispatch at the edges on %s', (_name, k
       expect(log).toEqual(['0 done', '1 done', '2 done']);
     });
 
+    it('stops a run whose value could not cross to the main thread before its retry starts: never two runs of a key at once', async () => {
+      const { journal } = lane;
+      const { log, onSettled } = settlementLog();
+      const dead: number[] = [];
+      // Each run's value fails it at once on the main thread, while the run goes on for 300 ms.
+      const result = await outcome(
+        dispatch(fromIterable(items(journal, 'a', 0, 2, { ms: 300 }), { onSettled }), 'uncloneableThenWait', {
+          failurePolicy: retryPolicy({
+            maxAttempts: 3,
+            backoff: { initialMs: 30, jitter: 0 },
+            deadLetter: (m) => void dead.push(m.id),
+          }),
+        }),
+      );
+      const { ACTIVE, OVERLAP } = require(BATCH_HANDLERS);
+      expect(result).toEqual({ value: [] });
+      expect(journal.runs[OVERLAP]).toBe(0);
+      expect(journal.runs[ACTIVE]).toBe(0);
+      expect(journal.ids()).toEqual([[0, 1], [0, 1], [0, 1], [0], [0], [0], [1], [1], [1]]);
+      expect(dead).toEqual([0, 1]);
+      expect(log).toEqual(['0 dead-lettered', '1 dead-lettered']);
+    });
+
     it('runs again the message of a batch taken apart whose thread died running it, on its replacement, and goes on in order', async () => {
       const { journal } = lane;
       const { log, onSettled } = settlementLog();

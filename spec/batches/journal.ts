@@ -78,7 +78,7 @@ export interface BatchLaneKind {
   readonly threads: boolean;
   executor(workers: number): { executor: KeyedExecutor | ThreadExecutor; close(): Promise<void> };
   handler(
-    exportName: 'store' | 'storeNow' | 'emitThenFail' | 'nothing',
+    exportName: 'store' | 'storeNow' | 'emitThenFail' | 'nothing' | 'uncloneableThenWait',
   ): KeyedBatchDispatchOptions<Item, string, Stored>['handle'];
 }
 
