@@ -30,6 +30,7 @@ const MEMBERS: ReadonlyArray<readonly [path: string, kind: Kind]> = [
   ['topics.track', 'function'],
   ['topics.current', 'object'],
   ['connections.get', 'function'],
+  ['connections.close', 'function'],
   ['metadata', 'function'],
   ['clearMetadata', 'function'],
   ['findGroupCoordinator', 'function'],
