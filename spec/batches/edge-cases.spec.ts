@@ -268,10 +268,32 @@ describe.each(batchLaneKinds)('keyedBatchDispatch at the edges on %s', (_name, k
       const { ACTIVE, OVERLAP } = require(BATCH_HANDLERS);
       expect(result).toEqual({ value: [] });
       expect(journal.runs[OVERLAP]).toBe(0);
-      expect(journal.runs[ACTIVE]).toBe(0);
+      // The last run is stopped once its thread hears the message was dealt with.
+      await waitUntil(() => journal.runs[ACTIVE] === 0, 5000, 'the last run to stop');
       expect(journal.ids()).toEqual([[0, 1], [0, 1], [0, 1], [0], [0], [0], [1], [1], [1]]);
       expect(dead).toEqual([0, 1]);
       expect(log).toEqual(['0 dead-lettered', '1 dead-lettered']);
+    });
+
+    it("runs a batch's retry again on the thread that replaces one that died running it; the crash costs no attempt", async () => {
+      const { journal } = lane;
+      const { log, onSettled } = settlementLog();
+      // 0 fails the first run; 1 takes its thread down on its second run, the retry.
+      const messages = items(journal, 'a', 0, 3, { ms: 20 }).map((m) =>
+        m.id === 0 ? { ...m, failRuns: 1 } : m.id === 1 ? { ...m, exitOn: 2 } : m,
+      );
+      const result = await outcome(
+        dispatch(fromIterable(messages, { onSettled }), 'emitThenFail', {
+          failurePolicy: retryPolicy({ maxAttempts: 2, backoff: { initialMs: 1, jitter: 0 } }),
+        }),
+      );
+      expect(result).toEqual({ value: expect.any(Array) });
+      expect(journal.ids()).toEqual([
+        [0, 1, 2],
+        [0, 1, 2],
+        [0, 1, 2],
+      ]);
+      expect(log).toEqual(['0 done', '1 done', '2 done']);
     });
 
     it('runs again the message of a batch taken apart whose thread died running it, on its replacement, and goes on in order', async () => {
