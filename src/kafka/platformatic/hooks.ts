@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe } from '../../validate';
 
 /** The @platformatic/kafka releases the adapter is tested with (the package's peer dependency range). */
-export const TESTED_CLIENT_RANGE = '>=2.12.1 <3';
+export const TESTED_CLIENT_RANGE = '~2.12.1';
 
 /**
  * The consumer's internal hooks the adapter calls, which its public API does not offer: a protocol API
