@@ -11,8 +11,11 @@ export interface KafkaJsProducerRecord {
   topic: string;
   /** The records, in order. */
   messages: Array<{
+    /** The record key: the partition is chosen by it. */
     key?: string | Uint8Array | null;
+    /** The record value; `null` is a tombstone. */
     value: string | Uint8Array | null;
+    /** Record headers. */
     headers?: KafkaHeaders<Uint8Array>;
   }>;
 }
