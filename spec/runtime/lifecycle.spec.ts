@@ -386,7 +386,10 @@ describe('DispatchRuntime lifecycle', () => {
             key: (m: Msg) => m.key,
             handle: (m: Msg) =>
               m.key === 'bad' ? throwError(() => new Error('conflict')) : timer(10).pipe(map(() => m)),
-            failurePolicy: retryPolicy<Msg, string>({ maxAttempts: 2, backoff: { initialMs: 100, jitter: 0 } }),
+            failurePolicy: retryPolicy<Msg, string>({
+              maxAttempts: 2,
+              backoff: { initialMs: 100, jitter: 0 },
+            }),
           },
         }),
       ],

@@ -1,6 +1,6 @@
 import { asapScheduler, type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
 import { threadLoop } from '../engine/lane-loop';
-import type { KeyedExecutor } from '../executor';
+import type { LaneSet } from '../engine/lane-set';
 import { isGaveUp } from '../failure-policy';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
@@ -15,7 +15,6 @@ import {
   type ReceiverSink,
 } from '../receiver';
 import { type DispatchCounters, type DispatchSnapshot, type HotKey, statsLink } from '../stats';
-import type { ThreadExecutor } from '../threads/thread-executor';
 import type { TransportFault } from '../transport-fault';
 import type { Routed, Router } from './router';
 
@@ -75,13 +74,15 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private maxInFlightSeen = 0;
   private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
 
+  /** The lanes on this thread its handlers run on, which metrics measure; null on thread lanes. */
+  readonly localLanes: LaneSet | null;
+
   constructor(
     private readonly options: ResolvedDispatchOptions<T, K, R>,
     private readonly subscriber: Subscriber<R>,
-    /** The lanes the router runs on (what stats and metrics report on). */
-    readonly executor: KeyedExecutor | ThreadExecutor,
     router: (dispatcher: DispatchCore<T, K, R>) => Router<T, K>,
   ) {
+    this.localLanes = options.lanes.local;
     this.router = router(this);
     this.requestAt = Math.min(options.batch, options.maxParked);
   }

@@ -26,8 +26,8 @@ import type {
   TopicPartitionOffset,
 } from './adapter';
 import { DEFAULT_METADATA_MAX_BYTES } from './finished-offsets';
-import { type KafkaMessage, type KafkaRecord, TrackedKafkaMessage } from './message';
-import { PartitionTracker } from './partition-tracker';
+import type { KafkaMessage, KafkaRecord } from './message';
+import { PartitionTracker, TrackedKafkaMessage } from './partition-tracker';
 
 /**
  * Least time between the starts of commits that `commitEveryMessages` triggers. At tens of thousands of

@@ -1,6 +1,5 @@
 import { asyncScheduler, defer, interval, map, type Observable, type SchedulerLike } from 'rxjs';
 import type { LaneSet } from '../engine/lane-set';
-import { isKeyedExecutor, lanesOf } from '../executor';
 import {
   type DispatchCounters,
   type DispatchSnapshot,
@@ -171,7 +170,7 @@ export class DispatchMetrics extends DispatchStats {
     this.run++;
     // Lanes, latency and long turns are measured where handlers run, on this thread's lanes; on thread
     // lanes the snapshot has the dispatcher's counters and hot keys only.
-    const lanes = isKeyedExecutor(source.executor) ? lanesOf(source.executor) : null;
+    const lanes = source.localLanes;
     this.lanes = lanes;
     this.endedAt = null;
     this.busyFinal = null;

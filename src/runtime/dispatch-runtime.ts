@@ -8,12 +8,10 @@ import {
 } from 'rxjs';
 import { createDispatcher } from '../dispatch/create-dispatcher';
 import { type DispatchCore, throwAll } from '../dispatch/dispatch-core';
-import { threadLoop } from '../engine/lane-loop';
-import { isKeyedExecutor, KeyedExecutor } from '../executor';
-
+import { type Lanes, lanesOf } from '../dispatch/lanes';
+import { KeyedExecutor } from '../executor';
 import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from '../options';
 import type { DispatchStats } from '../stats';
-import { isThreadExecutor, lanesAccessOf } from '../threads/thread-access';
 import type { ThreadExecutor } from '../threads/thread-executor';
 import { describe, durationOption, optionsObject } from '../validate';
 import { Intake } from './intake';
@@ -126,6 +124,8 @@ export type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
 export class DispatchRuntime {
   /** The executor every component runs on; closed once every component has stopped (unless it is a shared one). */
   readonly executor: KeyedExecutor | ThreadExecutor;
+  /** The executor's lanes. */
+  readonly #lanes: Lanes;
   private readonly components: RunningComponent<any, any, any>[];
   private readonly scheduler: SchedulerLike;
   private lifecycle: RuntimeState = 'new';
@@ -145,12 +145,14 @@ export class DispatchRuntime {
       );
     }
     const executor = options.executor ?? new KeyedExecutor();
-    if (!isKeyedExecutor(executor) && !isThreadExecutor(executor)) {
+    const lanes = lanesOf(executor);
+    if (lanes === undefined) {
       throw new TypeError(
         `DispatchRuntime: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
       );
     }
     this.executor = executor;
+    this.#lanes = lanes;
     this.scheduler = options.scheduler ?? asyncScheduler;
     const names = new Set<string>();
     this.components = components.map((component, i) => {
@@ -193,11 +195,11 @@ export class DispatchRuntime {
     this.lifecycle = 'running';
     for (const component of this.components) component.subscribe();
     // The barrier: every receiver is subscribed; now all are asked for messages, in one admission batch.
-    threadLoop.hold();
+    this.#lanes.hold();
     try {
       for (const component of this.components) component.intake.open();
     } finally {
-      threadLoop.release();
+      this.#lanes.release();
     }
     return this;
   }
@@ -332,12 +334,7 @@ export class DispatchRuntime {
   private async close(outcome: StopReport['outcome']): Promise<StopReport> {
     this.interrupt = null;
     for (const component of this.components) component.cut();
-    if (
-      isThreadExecutor(this.executor)
-        ? !lanesAccessOf(this.executor).shared
-        : this.executor !== KeyedExecutor.shared
-    )
-      await this.executor.close();
+    if (!this.#lanes.shared) await this.executor.close();
     this.lifecycle = 'stopped';
     return { outcome, components: this.components.map((c) => c.report()) };
   }

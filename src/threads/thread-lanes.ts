@@ -3,7 +3,6 @@ import { type ExecutorClient, terminateAll } from '../engine/lane-set';
 import { ExecutorClosedError } from '../errors';
 import { textOf } from '../internal/text-of';
 import { ThreadCrashLoopError, ThreadExitedError } from './errors';
-import type { ThreadHandler } from './handler';
 import {
   CLOSE_FIELDS,
   HELD_TICKET,
@@ -22,6 +21,7 @@ import {
   transferListMisuse,
   withdrawTicket,
 } from './protocol';
+import type { ThreadHandler } from './thread-handler';
 import { ThreadSlot } from './thread-slot';
 import type { TicketBoard } from './tickets';
 import { threadWorkerEntry } from './worker-entry';

@@ -1,9 +1,9 @@
+import type { LaneWork } from '../dispatch/lanes';
 import type { Routed, Router } from '../dispatch/router';
-import type { PolicyWrap } from '../failure-policy';
 import { isKeyFailure } from '../key-failure';
 import { NoThreadLaneError } from './errors';
-import type { ThreadHandler } from './handler';
 import type { TransferItem } from './protocol';
+import type { ThreadHandler } from './thread-handler';
 import type { KeyPlacement, PostedMessage, ThreadClient, ThreadLanes } from './thread-lanes';
 import { type RetriesOwner, ThreadRetries } from './thread-retries';
 import { TicketBoard } from './tickets';
@@ -27,15 +27,21 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
   private lastMailboxId = 0;
   private closed = false;
 
+  readonly handler: ThreadHandler<unknown, unknown>;
+  readonly throughput: number;
+  /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
+  private readonly maxPerKey: number;
+
   constructor(
     private readonly dispatcher: Routed<T, K, R>,
     private readonly threads: ThreadLanes,
-    readonly handler: ThreadHandler<unknown, unknown>,
-    readonly throughput: number,
-    /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
-    private readonly maxPerKey: number,
-    policy: PolicyWrap<T, K> | undefined,
+    work: LaneWork<T, K, R>,
   ) {
+    // The threads run `work.threadHandler` (the options matched it to these lanes), never `work.handle`.
+    this.handler = work.threadHandler as ThreadHandler<unknown, unknown>;
+    this.throughput = work.throughput;
+    this.maxPerKey = work.maxPerKey;
+    const policy = work.policy;
     this.tickets = new TicketBoard((page) => this.threads.sharePage(this, page));
     this.retries = policy === undefined ? null : new ThreadRetries(policy, this);
     this.holdsFailures = policy !== undefined;
