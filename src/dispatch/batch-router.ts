@@ -145,7 +145,7 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   }
 
   done(batch: T[], key: K): void {
-    this.settle(batch, key, (m) => this.dispatcher.done(m, key));
+    this.report(batch, key, (m) => this.dispatcher.done(m, key));
   }
 
   /**
@@ -155,15 +155,15 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
    */
   failed(batch: T[], key: K, error: unknown): void {
     if (isBatchFailures(error)) {
-      this.settle(batch, key, (m, i) => {
+      this.report(batch, key, (m, i) => {
         const gaveUp = error.outcomes[i];
         if (gaveUp === undefined) this.dispatcher.done(m, key);
         else this.dispatcher.failed(m, key, gaveUp);
       });
     } else if (isGaveUp(error)) {
-      this.settle(batch, key, (m) => this.dispatcher.failed(m, key, error));
+      this.report(batch, key, (m) => this.dispatcher.failed(m, key, error));
     } else {
-      this.settle(batch, key, (m) => this.dispatcher.failed(m, key, error), 1);
+      this.report(batch, key, (m) => this.dispatcher.failed(m, key, error), 1);
     }
   }
 
@@ -172,11 +172,11 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   }
 
   /**
-   * Settles the first `count` messages of the key's running batch with `each`, one by one, each leaving
+   * Reports the first `count` messages of the key's running batch with `each`, one by one, each leaving
    * the key's count as it goes (a message of the key parked outside the window takes its place and
    * waits for the next batch); then the key's next batch is handed over.
    */
-  private settle(batch: T[], key: K, each: (message: T, index: number) => void, count = batch.length): void {
+  private report(batch: T[], key: K, each: (message: T, index: number) => void, count = batch.length): void {
     const batches = this.keys.get(key);
     if (batches === undefined || batches.running !== batch) return;
     for (let i = 0; i < count && !this.closed; i++) {

@@ -138,13 +138,13 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     this.dispatcher.emit(value);
   }
 
-  settle(mailbox: Mailbox<T, K, R>, message: T): void {
+  done(mailbox: Mailbox<T, K, R>, message: T): void {
     if (mailbox === this.timed) this.recordDuration();
     mailbox.unfinished--;
     this.dispatcher.done(message, mailbox.key);
   }
 
-  fail(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
+  failed(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
     if (mailbox === this.timed) this.recordDuration();
     mailbox.unfinished--;
     this.dispatcher.failed(message, mailbox.key, error);

@@ -62,7 +62,7 @@ export enum ToThread {
 export enum ToMain {
   Next = 0,
   Done = 1,
-  Fail = 2,
+  Failed = 2,
 }
 
 /** Fields after each op code, so a reader can skip or replay operations. */

@@ -66,8 +66,10 @@ export interface ThreadClient extends ExecutorClient {
   /** A run that fails is held in its thread until `release` (a failure policy decides what follows). */
   readonly holdsFailures: boolean;
   emit(value: unknown): void;
-  /** The message's handler finished in its thread (completed when `failed` is false), or its thread gave up on it. */
-  finished(posted: PostedMessage, failed: boolean, error?: unknown): void;
+  /** The message's handler completed in its thread. */
+  done(posted: PostedMessage): void;
+  /** The message's handler failed in its thread, or its thread gave up on it (it died, or it could not be posted). */
+  failed(posted: PostedMessage, error: unknown): void;
   /** A run of a held message ended in its thread (its first failure holds it); it stays posted and held. */
   ranHeld(posted: PostedMessage, failed: boolean, error?: unknown): void;
 }
@@ -304,16 +306,17 @@ export class ThreadLanes {
         this.posted.get(batch[i + 1] as number)?.client.emit(batch[i + 2]);
         i += 3;
       } else if (op === ToMain.Done) {
-        this.finish(batch[i + 1] as number, false, undefined);
+        this.ended(batch[i + 1] as number, false, undefined);
         i += 2;
       } else {
-        this.finish(batch[i + 1] as number, true, batch[i + 2]);
+        this.ended(batch[i + 1] as number, true, batch[i + 2]);
         i += 3;
       }
     }
   }
 
-  private finish(id: number, failed: boolean, error: unknown): void {
+  /** A run ended in its thread: done, or failed with `error`. */
+  private ended(id: number, failed: boolean, error: unknown): void {
     const posted = this.posted.get(id);
     if (posted === undefined) return; // it failed already, its dispatcher ended, or its thread has since died
     if (posted.hold !== null || (failed && posted.client.holdsFailures)) {
@@ -324,7 +327,8 @@ export class ThreadLanes {
       return;
     }
     this.forget(posted);
-    posted.client.finished(posted, failed, error);
+    if (failed) posted.client.failed(posted, error);
+    else posted.client.done(posted);
   }
 
   /** A thread died on its own: replace it and run its messages again, or fail them past the rate limit. */
@@ -359,7 +363,7 @@ export class ThreadLanes {
   private failHeld(posted: PostedMessage, error: unknown): void {
     if (this.posted.get(posted.id) !== posted) return; // its dispatcher ended meanwhile
     this.forget(posted);
-    posted.client.finished(posted, true, error);
+    posted.client.failed(posted, error);
   }
 
   /**

@@ -132,16 +132,21 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     if (!this.closed) this.dispatcher.emit(value as R);
   }
 
-  finished(posted: PostedMessage, failed: boolean, error?: unknown): void {
+  done(posted: PostedMessage): void {
     if (this.closed) return;
-    if (failed && this.retries !== null) {
+    this.unplace(posted);
+    this.dispatcher.done(posted.message as T, posted.key as K);
+  }
+
+  failed(posted: PostedMessage, error: unknown): void {
+    if (this.closed) return;
+    if (this.retries !== null) {
       // It failed without a thread to hold it (it could not be posted, or its thread is gone for good).
       this.retries.gone(posted, error);
       return;
     }
     this.unplace(posted);
-    if (failed) this.dispatcher.failed(posted.message as T, posted.key as K, error);
-    else this.dispatcher.done(posted.message as T, posted.key as K);
+    this.dispatcher.failed(posted.message as T, posted.key as K, error);
   }
 
   ranHeld(posted: PostedMessage, failed: boolean, error?: unknown): void {
@@ -153,7 +158,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     if (!this.closed) this.threads.retry(posted, item);
   }
 
-  ended(posted: PostedMessage | null, message: T, key: K, failed: boolean, error: unknown): void {
+  decided(posted: PostedMessage | null, message: T, key: K, failed: boolean, error: unknown): void {
     if (this.closed) return;
     if (posted !== null) {
       this.threads.release(posted);

@@ -32,7 +32,7 @@ import {
 
 type HandlerFn = (message: unknown, context: HandlerContext<unknown>) => ObservableInput<unknown>;
 
-/** A message as it waits in a thread mailbox: the id the main thread settles it by, its ticket, and the message. */
+/** A message as it waits in a thread mailbox: the id the main thread knows it by, its ticket, and the message. */
 interface Envelope {
   readonly id: number;
   readonly ticket: number;
@@ -133,7 +133,7 @@ function postOneByOne(
     try {
       port.postMessage(batch.slice(i, i + width), list as readonly TransferListItem[]);
     } catch (err) {
-      port.postMessage([ToMain.Fail, batch[i + 1], notCloneable(op, batch[i + 2], err)]);
+      port.postMessage([ToMain.Failed, batch[i + 1], notCloneable(op, batch[i + 2], err)]);
     }
     i += width;
   }
@@ -224,7 +224,7 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
     }
     if (this.loadError !== null) {
       if (this.claim({ id: messageId as number, ticket: ticket as number, message }))
-        send(ToMain.Fail, messageId as number, this.loadError);
+        send(ToMain.Failed, messageId as number, this.loadError);
       return;
     }
     let mailbox = this.mailboxes.get(mailboxId as number);
@@ -280,7 +280,7 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
         envelope.message,
         context,
         subscriber,
-        (failed, error) => (failed ? send(ToMain.Fail, id, error) : send(ToMain.Done, id)),
+        (failed, error) => (failed ? send(ToMain.Failed, id, error) : send(ToMain.Done, id)),
         startsHeld,
       );
       this.held.set(id, run);
@@ -303,16 +303,20 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
     const list = transferListOf(value);
     const misuse = list && transferListMisuse(list, outgoingTransfers);
     if (misuse)
-      send(ToMain.Fail, id, new TypeError(`a value of the handler for key ${textOf(mailbox.key)} ${misuse}`));
+      send(
+        ToMain.Failed,
+        id,
+        new TypeError(`a value of the handler for key ${textOf(mailbox.key)} ${misuse}`),
+      );
     else send(ToMain.Next, id, value, list);
   }
 
-  settle(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope): void {
+  done(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope): void {
     send(ToMain.Done, envelope.id);
   }
 
-  fail(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope, error: unknown): void {
-    send(ToMain.Fail, envelope.id, error);
+  failed(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope, error: unknown): void {
+    send(ToMain.Failed, envelope.id, error);
   }
 
   retire(mailbox: Mailbox<Envelope, unknown, unknown>): void {
