@@ -126,13 +126,13 @@ export class DispatchRuntime {
   readonly executor: KeyedExecutor | ThreadExecutor;
   /** The executor's lanes. */
   readonly #lanes: Lanes;
-  private readonly components: RunningComponent<any, any, any>[];
-  private readonly scheduler: SchedulerLike;
-  private lifecycle: RuntimeState = 'new';
+  readonly #components: RunningComponent<any, any, any>[];
+  readonly #scheduler: SchedulerLike;
+  #lifecycle: RuntimeState = 'new';
   /** The stop under way or done: a second stop gets the same report. */
-  private stopping: Promise<StopReport> | null = null;
+  #stopping: Promise<StopReport> | null = null;
   /** Ends a graceful stop's waits when `forceStop` takes over. */
-  private interrupt: (() => void) | null = null;
+  #interrupt: (() => void) | null = null;
 
   constructor(options: DispatchRuntimeOptions) {
     optionsObject('DispatchRuntime', options, ['components', 'executor', 'scheduler'] satisfies Array<
@@ -153,9 +153,9 @@ export class DispatchRuntime {
     }
     this.executor = executor;
     this.#lanes = lanes;
-    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.#scheduler = options.scheduler ?? asyncScheduler;
     const names = new Set<string>();
-    this.components = components.map((component, i) => {
+    this.#components = components.map((component, i) => {
       const name = component?.name;
       if (typeof name !== 'string' || name === '' || names.has(name)) {
         throw new TypeError(
@@ -169,7 +169,7 @@ export class DispatchRuntime {
 
   /** `new`, `running`, `stopping` or `stopped`. */
   get state(): RuntimeState {
-    return this.lifecycle;
+    return this.#lifecycle;
   }
 
   /**
@@ -182,7 +182,7 @@ export class DispatchRuntime {
     /** The `stats` of its `dispatch` options. */
     readonly stats: DispatchStats | undefined;
   }> {
-    return this.components.map((c) => ({ name: c.name, stats: c.stats }));
+    return this.#components.map((c) => ({ name: c.name, stats: c.stats }));
   }
 
   /**
@@ -190,14 +190,14 @@ export class DispatchRuntime {
    * nothing; after a stop it throws `DispatchRuntimeStoppedError`.
    */
   start(): this {
-    if (this.lifecycle === 'running') return this;
-    if (this.lifecycle !== 'new') throw new DispatchRuntimeStoppedError();
-    this.lifecycle = 'running';
-    for (const component of this.components) component.subscribe();
+    if (this.#lifecycle === 'running') return this;
+    if (this.#lifecycle !== 'new') throw new DispatchRuntimeStoppedError();
+    this.#lifecycle = 'running';
+    for (const component of this.#components) component.subscribe();
     // The barrier: every receiver is subscribed; now all are asked for messages, in one admission batch.
     this.#lanes.hold();
     try {
-      for (const component of this.components) component.intake.open();
+      for (const component of this.#components) component.intake.open();
     } finally {
       this.#lanes.release();
     }
@@ -211,7 +211,7 @@ export class DispatchRuntime {
    * call returns the same promise; before `start()` it just closes the executor.
    */
   stopGracefully(options: GracefulStopOptions = {}): Promise<StopReport> {
-    if (this.stopping !== null) return this.stopping;
+    if (this.#stopping !== null) return this.#stopping;
     optionsObject('stopGracefully', options, ['timeoutMs', 'quietPeriodMs', 'drain'] satisfies Array<
       keyof GracefulStopOptions
     >);
@@ -223,10 +223,10 @@ export class DispatchRuntime {
         `stopGracefully: expected \`drain\` to be 'all' or 'running', got ${describe(drain)}`,
       );
     }
-    if (this.lifecycle === 'new') return this.stopUnstarted();
-    this.lifecycle = 'stopping';
-    this.stopping = this.drainAndClose(timeout, quietPeriod, drain);
-    return this.stopping;
+    if (this.#lifecycle === 'new') return this.#stopUnstarted();
+    this.#lifecycle = 'stopping';
+    this.#stopping = this.#drainAndClose(timeout, quietPeriod, drain);
+    return this.#stopping;
   }
 
   /**
@@ -236,85 +236,82 @@ export class DispatchRuntime {
    * this report).
    */
   forceStop(): Promise<StopReport> {
-    if (this.lifecycle === 'new') return this.stopUnstarted();
-    if (this.lifecycle === 'stopping' && this.interrupt !== null) {
-      this.interrupt();
-      return this.stopping as Promise<StopReport>;
+    if (this.#lifecycle === 'new') return this.#stopUnstarted();
+    if (this.#lifecycle === 'stopping' && this.#interrupt !== null) {
+      this.#interrupt();
+      return this.#stopping as Promise<StopReport>;
     }
-    if (this.stopping !== null) return this.stopping;
-    this.lifecycle = 'stopping';
-    for (const component of this.components) component.stopIntake('running');
-    this.stopping = this.close('forced');
-    return this.stopping;
+    if (this.#stopping !== null) return this.#stopping;
+    this.#lifecycle = 'stopping';
+    for (const component of this.#components) component.stopIntake('running');
+    this.#stopping = this.#close('forced');
+    return this.#stopping;
   }
 
-  private stopUnstarted(): Promise<StopReport> {
-    this.lifecycle = 'stopping';
-    for (const component of this.components) component.markNotStarted();
-    this.stopping = this.close('drained');
-    return this.stopping;
+  #stopUnstarted(): Promise<StopReport> {
+    this.#lifecycle = 'stopping';
+    for (const component of this.#components) component.markNotStarted();
+    this.#stopping = this.#close('drained');
+    return this.#stopping;
   }
 
-  private async drainAndClose(
-    timeout: number,
-    quietPeriod: number,
-    drain: 'all' | 'running',
-  ): Promise<StopReport> {
-    const deadline = this.scheduler.now() + timeout;
+  async #drainAndClose(timeout: number, quietPeriod: number, drain: 'all' | 'running'): Promise<StopReport> {
+    const deadline = this.#scheduler.now() + timeout;
     let interrupted = false;
     const interruption = new Promise<void>((resolve) => {
-      this.interrupt = () => {
+      this.#interrupt = () => {
         interrupted = true;
         resolve();
       };
     });
-    const until = (promise: Promise<unknown>) => this.within(deadline, Promise.race([promise, interruption]));
+    const until = (promise: Promise<unknown>) =>
+      this.#within(deadline, Promise.race([promise, interruption]));
 
-    if (quietPeriod > 0) await this.quiet(quietPeriod, deadline, interruption, () => interrupted);
-    for (const component of this.components) component.stopIntake(drain);
-    const allEnded = this.components.every((c) => c.hasEnded);
+    if (quietPeriod > 0) await this.#quiet(quietPeriod, deadline, interruption, () => interrupted);
+    for (const component of this.#components) component.stopIntake(drain);
+    const allEnded = this.#components.every((c) => c.hasEnded);
     const drained =
-      !interrupted && (allEnded || (await until(Promise.all(this.components.map((c) => c.ended)))));
-    if (!drained || interrupted) return this.close(interrupted ? 'forced' : 'deadline');
+      !interrupted && (allEnded || (await until(Promise.all(this.#components.map((c) => c.ended)))));
+    if (!drained || interrupted) return this.#close(interrupted ? 'forced' : 'deadline');
     // Receivers that close asynchronously get what is left of the deadline; then the executor closes.
-    const closing = this.components.filter((c) => c.intake.cancellation !== null);
+    const closing = this.#components.filter((c) => c.intake.cancellation !== null);
     if (closing.length > 0 && !(await until(Promise.all(closing.map((c) => c.intake.cancellation))))) {
       for (const c of closing) c.intake.noteUnfinishedCancellation();
-      return this.close(interrupted ? 'forced' : 'deadline');
+      return this.#close(interrupted ? 'forced' : 'deadline');
     }
-    return this.close(interrupted ? 'forced' : 'drained');
+    return this.#close(interrupted ? 'forced' : 'drained');
   }
 
   /** Waits until no component has taken a message in for `quietPeriod` ms, or the deadline. */
-  private async quiet(
+  async #quiet(
     quietPeriod: number,
     deadline: number,
     interruption: Promise<void>,
     interrupted: () => boolean,
   ): Promise<void> {
-    let seen = this.admitted();
+    let seen = this.#admitted();
     for (;;) {
-      const wait = Math.min(quietPeriod, deadline - this.scheduler.now());
+      const wait = Math.min(quietPeriod, deadline - this.#scheduler.now());
       if (wait <= 0) return;
-      await Promise.race([this.sleep(wait).promise, interruption]);
+      await Promise.race([this.#sleep(wait).promise, interruption]);
       if (interrupted()) return;
-      const now = this.admitted();
+      const now = this.#admitted();
       if (now === seen) return;
       seen = now;
     }
   }
 
-  private admitted(): number {
+  #admitted(): number {
     let n = 0;
-    for (const component of this.components) n += component.admitted;
+    for (const component of this.#components) n += component.admitted;
     return n;
   }
 
   /** Resolves true when `promise` settles before the deadline, false at the deadline. */
-  private async within(deadline: number, promise: Promise<unknown>): Promise<boolean> {
-    const left = deadline - this.scheduler.now();
+  async #within(deadline: number, promise: Promise<unknown>): Promise<boolean> {
+    const left = deadline - this.#scheduler.now();
     if (left <= 0) return false;
-    const timer = this.sleep(left);
+    const timer = this.#sleep(left);
     try {
       return await Promise.race([promise.then(() => true), timer.promise.then(() => false)]);
     } finally {
@@ -322,21 +319,21 @@ export class DispatchRuntime {
     }
   }
 
-  private sleep(ms: number): { promise: Promise<void>; cancel: () => void } {
+  #sleep(ms: number): { promise: Promise<void>; cancel: () => void } {
     let subscription: Subscription | undefined;
     const promise = new Promise<void>((resolve) => {
-      subscription = this.scheduler.schedule(() => resolve(), ms);
+      subscription = this.#scheduler.schedule(() => resolve(), ms);
     });
     return { promise, cancel: () => subscription?.unsubscribe() };
   }
 
   /** Cuts what is still running, closes the executor and writes the report. */
-  private async close(outcome: StopReport['outcome']): Promise<StopReport> {
-    this.interrupt = null;
-    for (const component of this.components) component.cut();
+  async #close(outcome: StopReport['outcome']): Promise<StopReport> {
+    this.#interrupt = null;
+    for (const component of this.#components) component.cut();
     if (!this.#lanes.shared) await this.executor.close();
-    this.lifecycle = 'stopped';
-    return { outcome, components: this.components.map((c) => c.report()) };
+    this.#lifecycle = 'stopped';
+    return { outcome, components: this.#components.map((c) => c.report()) };
   }
 }
 
