@@ -331,7 +331,8 @@ export class DispatchRuntime {
   async #close(outcome: StopReport['outcome']): Promise<StopReport> {
     this.#interrupt = null;
     for (const component of this.#components) component.cut();
-    if (!this.#lanes.shared) await this.executor.close();
+    // A shared executor outlives the runtime; one the application closed already needs nothing more.
+    if (!this.#lanes.shared && !this.#lanes.closed) await this.executor.close();
     this.#lifecycle = 'stopped';
     return { outcome, components: this.#components.map((c) => c.report()) };
   }
