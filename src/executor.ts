@@ -74,8 +74,7 @@ export class KeyedExecutor {
       },
       local: lanes,
       router: (routed, work) => new EventLoopRouter(routed, lanes, work),
-      hold: () => threadLoop.hold(),
-      release: () => threadLoop.release(),
+      loop: threadLoop,
     });
     const longTurnMs = integerOption('KeyedExecutor', 'longTurnMs', options.longTurnMs, 50, 1);
     if (options.onLongTurn !== undefined) {

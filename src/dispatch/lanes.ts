@@ -1,3 +1,4 @@
+import type { LaneLoop } from '../engine/lane-loop';
 import type { LaneSet } from '../engine/lane-set';
 import type { Handle, PolicyWrap } from '../failure-policy';
 import { sharedSlot } from '../internal/shared-slot';
@@ -24,9 +25,12 @@ export interface Lanes {
   readonly local: LaneSet | null;
   /** The router of one dispatcher (or of the batch router in front of it) on these lanes. */
   router<M, K, R>(routed: Routed<M, K, R>, work: LaneWork<M, K, R>): Router<M, K>;
-  /** Defers turns on this thread until the matching `release`, so a batch of admissions lands first. */
-  hold(): void;
-  release(): void;
+  /**
+   * The lane loop of this thread, where the dispatcher admits and completions come back: its
+   * `hold`/`release` defer turns so that a batch of admissions (a runtime's start, a receiver's
+   * delivery) lands before any runs.
+   */
+  readonly loop: LaneLoop;
 }
 
 /** What a router runs for the items (messages, or per-key batches) it is handed. */

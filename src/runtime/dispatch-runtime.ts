@@ -195,11 +195,11 @@ export class DispatchRuntime {
     this.#lifecycle = 'running';
     for (const component of this.#components) component.subscribe();
     // The barrier: every receiver is subscribed; now all are asked for messages, in one admission batch.
-    this.#lanes.hold();
+    this.#lanes.loop.hold();
     try {
       for (const component of this.#components) component.intake.open();
     } finally {
-      this.#lanes.release();
+      this.#lanes.loop.release();
     }
     return this;
   }

@@ -110,8 +110,7 @@ export class ThreadExecutor {
       },
       local: null,
       router: (routed, work) => new ThreadRouter(routed, lanes, work),
-      hold: () => threadLoop.hold(),
-      release: () => threadLoop.release(),
+      loop: threadLoop,
     });
   }
 
