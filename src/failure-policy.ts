@@ -157,11 +157,15 @@ export function pieceOf(batch: unknown): number | undefined {
 
 /**
  * Raised by a batch handler under a policy once it has taken a failed batch apart: the `GaveUp` of
- * each message the policy gave up on, by position in the batch (undefined for those handled).
+ * each message the policy gave up on, by position in the batch (undefined for those handled). With
+ * `failure`, the policy itself failed (a dead letter threw) on the message after the last outcome.
  */
 export class BatchFailures extends Error {
   override name = 'BatchFailures';
-  constructor(readonly outcomes: ReadonlyArray<GaveUp | undefined>) {
+  constructor(
+    readonly outcomes: ReadonlyArray<GaveUp | undefined>,
+    readonly failure?: { error: unknown },
+  ) {
     super(
       `gave up on ${outcomes.filter((o) => o !== undefined).length} message(s) of a batch of ${outcomes.length}`,
     );
@@ -485,8 +489,11 @@ class Isolation<T, K, R> {
       };
       const running = from(this.one(this.batch, index, this.context)).subscribe({
         next: (value) => this.subscriber.next(value),
-        // A dead letter that failed errors the output, as it does outside a batch.
-        error: (err) => (isGaveUp(err) ? settled(err) : this.subscriber.error(err)),
+        // A dead letter that failed errors the output, as it does outside a batch, naming its message.
+        error: (err) =>
+          isGaveUp(err)
+            ? settled(err)
+            : this.subscriber.error(new BatchFailures(this.outcomes, { error: err })),
         complete: () => settled(undefined),
       });
       starting = false;

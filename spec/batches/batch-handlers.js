@@ -58,3 +58,58 @@ exports.storeNow = (batch, ctx) => {
   batch[0].journal.times[2 * call + 1] = performance.timeOrigin + performance.now();
   return [{ key: batch[0].key, ids: batch.map((m) => m.id), lane: ctx.laneIndex, thread: threadId }];
 };
+
+/**
+ * The bulk store, except that it first emits a value for the batch and then fails when a message of
+ * the batch is `poison` or has run no more than its `failRuns` times (after `ms`, the first message's);
+ * and a message's run numbered its `exitOn` (runs counted per message, as `store` does) takes its
+ * thread down.
+ */
+exports.emitThenFail = (batch, ctx) => {
+  const { Observable } = require('rxjs');
+  record(batch);
+  const runs = countRuns(batch);
+  return new Observable((subscriber) => {
+    subscriber.next({
+      key: batch[0].key,
+      ids: batch.map((m) => m.id),
+      lane: ctx.laneIndex,
+      thread: threadId,
+    });
+    const timer = setTimeout(() => {
+      if (batch.some((m, i) => m.exitOn === runs[i])) process.exit(3);
+      const poison = batch.find((m, i) => m.poison || runs[i] <= (m.failRuns ?? 0));
+      if (poison) subscriber.error(new Error(`poison message ${poison.id}`));
+      else subscriber.complete();
+    }, batch[0].ms ?? 0);
+    return () => clearTimeout(timer);
+  });
+};
+
+/** A handler that forgets to return anything. */
+exports.nothing = (batch) => {
+  record(batch);
+};
+
+/**
+ * A batch handler that emits, at once, a value that cannot be cloned to the main thread, then completes
+ * after `ms` (the first message's). It counts its runs going on in `runs[ACTIVE]`, and records in
+ * `runs[OVERLAP]` the most that were ever going on together, when more than one.
+ */
+exports.uncloneableThenWait = (batch) => {
+  const { Observable } = require('rxjs');
+  record(batch);
+  const { runs } = batch[0].journal;
+  return new Observable((subscriber) => {
+    const active = Atomics.add(runs, exports.ACTIVE, 1) + 1;
+    if (active > 1) Atomics.store(runs, exports.OVERLAP, active);
+    subscriber.next({ call: () => 0 });
+    const timer = setTimeout(() => subscriber.complete(), batch[0].ms ?? 0);
+    return () => {
+      clearTimeout(timer);
+      Atomics.sub(runs, exports.ACTIVE, 1);
+    };
+  });
+};
+exports.ACTIVE = 4000;
+exports.OVERLAP = 4001;

@@ -131,6 +131,28 @@ describe.each(batchLaneKinds)('a failed batch on %s', (_name, kind) => {
     expect(log).toEqual(['0 done', '1 done', '2 failed', '3 done']);
   });
 
+  it('with retryPolicy whose dead letter throws for a message of a batch taken apart errors the output naming that message; those handled before it are settled, those after it not', async () => {
+    const { journal } = lane;
+    const settled: string[] = [];
+    const messages = items(journal, 'a', 0, 4).map((m) => (m.id === 2 ? { ...m, poison: true } : m));
+    const outcome = await dispatch(
+      listReceiver(messages, settled),
+      retryPolicy({
+        maxAttempts: 1,
+        deadLetter: () => {
+          throw new Error('dead letter down');
+        },
+      }),
+    );
+    expect(journal.ids()).toEqual([[0, 1, 2, 3], [0], [1], [2]]);
+    expect(outcome).toEqual({ error: expect.any(MessageError) });
+    const error = (outcome as { error: MessageError }).error;
+    expect(error.key).toBe('a');
+    expect(error.source).toBe("list 'spec' position 2");
+    expect(error.cause).toEqual(new Error('dead letter down'));
+    expect(settled).toEqual(['0 done', '1 done', '2 failed']);
+  });
+
   it('with retryPolicy sends a message whose key selector failed to the dead letter, and handles the others', async () => {
     const { journal } = lane;
     const { log, onSettled } = settlementLog();

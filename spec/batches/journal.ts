@@ -56,6 +56,7 @@ export interface Item {
   gate?: boolean;
   poison?: boolean;
   failRuns?: number;
+  exitOn?: number;
 }
 
 /** What the batch handlers emit: one value per call. */
@@ -76,7 +77,9 @@ export interface BatchLaneKind {
   readonly name: string;
   readonly threads: boolean;
   executor(workers: number): { executor: KeyedExecutor | ThreadExecutor; close(): Promise<void> };
-  handler(exportName: 'store' | 'storeNow'): KeyedBatchDispatchOptions<Item, string, Stored>['handle'];
+  handler(
+    exportName: 'store' | 'storeNow' | 'emitThenFail' | 'nothing' | 'uncloneableThenWait',
+  ): KeyedBatchDispatchOptions<Item, string, Stored>['handle'];
 }
 
 export const batchLaneKinds: Array<[string, BatchLaneKind]> = [

@@ -167,7 +167,13 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
     expect(() => keyedBatchDispatch({ ...options, maxBatch: '4' as never })).toThrow(
       "keyedBatchDispatch: expected `maxBatch` to be an integer from 1 to 64, got '4' (string)",
     );
-    expect(() => keyedBatchDispatch({ ...options, linger: 5 } as never)).toThrow('keyedBatchDispatch');
+    // No linger: a batch never waits to fill.
+    expect(() => keyedBatchDispatch({ ...options, linger: 5 } as never)).toThrow(
+      'keyedBatchDispatch: unknown option `linger`; its options are `key`, `handle`, `executor`, `maxInFlight`, `maxPerKey`, `maxParked`, `throughput`, `onOverflow`, `stats`, `failurePolicy`, `maxBatch`',
+    );
+    expect(() => keyedBatchDispatch({ ...options, handle: 'store' as never })).toThrow(
+      "keyedBatchDispatch: expected `handle` to be a function, got 'store' (string)",
+    );
   });
 });
 

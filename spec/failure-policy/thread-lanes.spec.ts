@@ -38,6 +38,7 @@ interface Msg {
   fails?: number;
   exitOn?: number;
   ms?: number;
+  uncloneable?: boolean;
 }
 
 interface Ran {
@@ -203,6 +204,59 @@ describe('retryPolicy on thread lanes', () => {
     ]);
     expect(journal.order).toEqual([0, 1]);
     expect([...settled].sort()).toEqual(['0 dead-lettered', '1 dead-lettered']);
+  });
+
+  it('sends a message whose value cannot cross to the main thread to the dead letter without running it again (its thread completed it), and goes on', async () => {
+    const dead: Array<[number, string]> = [];
+    const { outcome, settled } = dispatch([msg('a', 0, { uncloneable: true }), msg('a', 1), msg('b', 2)], {
+      maxAttempts: 3,
+      backoff: { initialMs: 20, jitter: 0 },
+      deadLetter: (m, error) => void dead.push([m.id, String(error)]),
+    });
+    expect(await outcome).toEqual({
+      value: expect.arrayContaining([expect.objectContaining({ id: 1 }), expect.objectContaining({ id: 2 })]),
+    });
+    expect(dead).toEqual([[0, expect.stringContaining('cannot be cloned')]]);
+    expect(journal.runs[0]).toBe(1);
+    expect(journal.order.filter((id) => id !== 2)).toEqual([0, 1]);
+    expect([...settled].sort()).toEqual(['0 dead-lettered', '1 done', '2 done']);
+  });
+
+  it('sends the messages of a handler module that cannot load to the dead letter once their attempts, each failing with the load error, are spent', async () => {
+    const settled: string[] = [];
+    const dead: Array<[number, string, number]> = [];
+    const outcome = await outcomeOf(
+      within(
+        lastValueFrom(
+          fromIterable([msg('a', 0), msg('a', 1), msg('b', 2)], {
+            onSettled: (m, outcome) => settled.push(`${m.id} ${outcome}`),
+          }).pipe(
+            keyedDispatch<Msg, string, Ran>({
+              executor,
+              key: (m) => m.key,
+              handle: threadHandler<Msg, Ran>(RETRY_HANDLERS, 'nope'),
+              failurePolicy: retryPolicy({
+                maxAttempts: 2,
+                backoff: { initialMs: 10, jitter: 0 },
+                deadLetter: (m, error, context) => void dead.push([m.id, String(error), context.attempts]),
+              }),
+            }),
+            toArray(),
+          ),
+        ),
+        10_000,
+        'the output to end',
+      ),
+    );
+    expect(outcome).toEqual({ value: [] });
+    const loadError = expect.stringContaining("retry-handlers.js has no function export 'nope'");
+    expect(dead.sort()).toEqual([
+      [0, loadError, 2],
+      [1, loadError, 2],
+      [2, loadError, 2],
+    ]);
+    expect(journal.order).toEqual([]);
+    expect([...settled].sort()).toEqual(['0 dead-lettered', '1 dead-lettered', '2 dead-lettered']);
   });
 
   it('sends a message whose key selector failed to the dead letter on the main thread, no thread running it', async () => {

@@ -47,7 +47,7 @@ describe('The @platformatic/kafka adapter checks the client when the receiver is
       platformaticAdapter(without(hook(consumer, 'plt.kafka.base.options')), { topics: ['t'] }),
     ).toThrow('lacks what the adapter uses: the internal hook [plt.kafka.base.options] (an object); ');
     expect(() => platformaticAdapter(without('connections'), { topics: ['t'] })).toThrow(
-      'lacks what the adapter uses: connections.get (a function); ',
+      'lacks what the adapter uses: connections.get (a function), connections.close (a function); ',
     );
   });
 

@@ -149,17 +149,26 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   }
 
   /**
-   * A policy that took the batch apart names the messages it gave up on (the others were handled); one
-   * that gave up on a batch of one names it by its error. Any other error errors the output, as a
-   * handler error does, naming the batch's first message.
+   * A policy that took the batch apart names the messages it gave up on (the others were handled), and
+   * the one it failed on, if any, which errors the output (those after it stay unsettled); one that
+   * gave up on a batch of one names it by its error. Any other error errors the output, as a handler
+   * error does, naming the batch's first message.
    */
   failed(batch: T[], key: K, error: unknown): void {
     if (isBatchFailures(error)) {
-      this.report(batch, key, (m, i) => {
-        const gaveUp = error.outcomes[i];
-        if (gaveUp === undefined) this.dispatcher.done(m, key);
-        else this.dispatcher.failed(m, key, gaveUp);
-      });
+      const { outcomes, failure } = error;
+      const count = failure === undefined ? batch.length : outcomes.length + 1;
+      this.report(
+        batch,
+        key,
+        (m, i) => {
+          const gaveUp = outcomes[i];
+          if (i === outcomes.length) this.dispatcher.failed(m, key, failure?.error);
+          else if (gaveUp === undefined) this.dispatcher.done(m, key);
+          else this.dispatcher.failed(m, key, gaveUp);
+        },
+        count,
+      );
     } else if (isGaveUp(error)) {
       this.report(batch, key, (m) => this.dispatcher.failed(m, key, error));
     } else {

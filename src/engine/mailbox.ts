@@ -481,9 +481,10 @@ function isPromiseLike<R>(value: unknown): value is PromiseLike<R> {
 /** The failure of a handler that returned `value`, which is not an `ObservableInput`. */
 export function notObservableInput(value: unknown, key: unknown): TypeError {
   const shown = value === null ? 'null' : typeof value;
-  // `undefined` as such: the usual cause is a handler that forgot to `return`.
+  // `undefined` as such: the usual cause is a handler that forgot to `return`. No operator named: the
+  // same mailbox runs keyedDispatch's and keyedBatchDispatch's handlers.
   return new TypeError(
-    `keyedDispatch: \`handle\` returned ${shown} for key ${textOf(key)}; expected an ObservableInput ` +
+    `\`handle\` returned ${shown} for key ${textOf(key)}; expected an ObservableInput ` +
       '(Observable, Promise, array or iterable). Return EMPTY or of(value) for handlers with nothing to emit.',
   );
 }

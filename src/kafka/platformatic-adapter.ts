@@ -8,6 +8,7 @@ import type {
 } from './adapter';
 import { ClassicMember } from './platformatic/classic-member';
 import type { Consumer } from './platformatic/client';
+import { closeConsumer } from './platformatic/close-consumer';
 import { ConsumerProtocolMember } from './platformatic/consumer-protocol-member';
 import { GroupCoordinator } from './platformatic/coordinator';
 import { Fetcher } from './platformatic/fetcher';
@@ -239,7 +240,7 @@ export function platformaticAdapter(
     async close() {
       await fetcher?.close();
       await membership?.leave();
-      await client.close();
+      await closeConsumer(client);
     },
   };
 }

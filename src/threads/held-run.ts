@@ -73,6 +73,10 @@ export class HeldRun {
 
   /** Runs it again on its key's lane (see `start`). */
   retry(item: number): void {
+    // The main thread holds it, even when a value that could not cross failed a run still going here:
+    // that run stops first, and the retry's end is reported instead of ending the handler.
+    this.cancel();
+    this.held = true;
     this.running = this.context.scheduler.schedule(() => {
       this.running = null;
       this.start(item);

@@ -55,6 +55,11 @@ export interface PostedMessage {
 export interface Hold {
   /** The item of the RETRY its thread runs now (`WHOLE`: the message itself), or null while none runs. */
   retrying: number | null;
+  /**
+   * The failure that held it, until its thread is asked to run it again: till then its thread may
+   * still complete the run it reported failed (a value that could not cross failed it here).
+   */
+  firstFailure: { error: unknown } | null;
 }
 
 /** A dispatcher's router as a thread executor sees it. */
@@ -262,6 +267,7 @@ export class ThreadLanes {
   retry(posted: PostedMessage, item: number): void {
     if (this.posted.get(posted.id) !== posted || posted.hold === null) return;
     posted.hold.retrying = item;
+    posted.hold.firstFailure = null;
     const slot = this.openedSlot(posted.client, posted.placement.slot);
     slot.write(writeRetry, posted.client.channel, posted.id, item);
   }
@@ -310,9 +316,15 @@ export class ThreadLanes {
   private ended(id: number, failed: boolean, error: unknown): void {
     const posted = this.posted.get(id);
     if (posted === undefined) return; // it failed already, its dispatcher ended, or its thread has since died
+    const unheld = failed || posted.hold === null ? null : posted.hold.firstFailure;
+    if (unheld !== null) {
+      // Its thread completed the run that failed here: it holds nothing to run again, so it is gone.
+      this.failHeld(posted, unheld.error);
+      return;
+    }
     if (posted.hold !== null || (failed && posted.client.holdsFailures)) {
       // Its thread holds it: the run's end goes to the client, and the message stays until released.
-      if (posted.hold === null) posted.hold = { retrying: null };
+      if (posted.hold === null) posted.hold = { retrying: null, firstFailure: { error } };
       else posted.hold.retrying = null;
       posted.client.ranHeld(posted, failed, error);
       return;

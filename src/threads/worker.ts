@@ -268,12 +268,15 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
   /** RETRY: a held message runs again (see `HeldRun`). */
   retry(messageId: number, item: number): void {
     const run = this.held.get(messageId);
-    if (run !== undefined) run.retry(item);
+    // A handler that could not load held nothing: each run fails as the first did.
+    if (this.loadError !== null) sendFailed(messageId, this.loadError);
+    else if (run !== undefined) run.retry(item);
     else this.early.set(messageId, item);
   }
 
   /** RELEASE: a held message is done; its key goes on. */
   release(messageId: number): void {
+    if (this.loadError !== null) return;
     const run = this.held.get(messageId);
     if (run !== undefined) run.release();
     else this.early.set(messageId, RELEASED);

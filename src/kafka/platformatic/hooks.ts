@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe } from '../../validate';
 
 /** The @platformatic/kafka releases the adapter is tested with (the package's peer dependency range). */
-export const TESTED_CLIENT_RANGE = '>=2.12.1 <3';
+export const TESTED_CLIENT_RANGE = '~2.12.1';
 
 /**
  * The consumer's internal hooks the adapter calls, which its public API does not offer: a protocol API
@@ -30,6 +30,7 @@ const MEMBERS: ReadonlyArray<readonly [path: string, kind: Kind]> = [
   ['topics.track', 'function'],
   ['topics.current', 'object'],
   ['connections.get', 'function'],
+  ['connections.close', 'function'],
   ['metadata', 'function'],
   ['clearMetadata', 'function'],
   ['findGroupCoordinator', 'function'],
