@@ -1,7 +1,9 @@
 import { availableParallelism } from 'node:os';
 import type { SchedulerLike } from 'rxjs';
+import { EventLoopRouter } from './dispatch/event-loop-router';
+import { attachLanes } from './dispatch/lanes';
+import { threadLoop } from './engine/lane-loop';
 import { LaneSet } from './engine/lane-set';
-import { sharedSlot } from './internal/shared-slot';
 import { functionOption, integerOption, MAX_WORKERS, optionsObject } from './validate';
 
 /** Options of `KeyedExecutor`. */
@@ -20,22 +22,6 @@ export interface KeyedExecutorOptions {
   onLongTurn?: (laneIndex: number, durationMs: number) => void;
   /** Threshold of `onLongTurn`, in milliseconds. Integer ≥ 1. Default 50. */
   longTurnMs?: number;
-}
-
-/**
- * The lanes of each executor, where a dispatcher of another copy of the library (the CommonJS build
- * beside the ESM one) finds them too; every copy shares the thread's loop.
- */
-const laneSets = sharedSlot<LaneSet>('KeyedExecutor.lanes');
-
-/** The lanes of `executor`, for the dispatchers and meters that run on them. */
-export function lanesOf(executor: KeyedExecutor): LaneSet {
-  return laneSets.of(executor) as LaneSet;
-}
-
-/** Whether `value` is a `KeyedExecutor`, of this copy of the library or of another. */
-export function isKeyedExecutor(value: unknown): value is KeyedExecutor {
-  return laneSets.of(value) !== undefined;
 }
 
 let shared: KeyedExecutor | undefined;
@@ -59,8 +45,9 @@ export class KeyedExecutor {
 
   /** Number of event-loop lanes. */
   readonly workers: number;
+  readonly #lanes: LaneSet;
   /** Stops the `onLongTurn` option's watch (null without it). */
-  private readonly stopLongTurns: (() => void) | null = null;
+  readonly #stopLongTurns: (() => void) | null = null;
 
   constructor(options: KeyedExecutorOptions = {}) {
     optionsObject('KeyedExecutor', options, ['workers', 'onLongTurn', 'longTurnMs'] satisfies Array<
@@ -75,11 +62,24 @@ export class KeyedExecutor {
       MAX_WORKERS,
     );
     const lanes = new LaneSet(this.workers);
-    laneSets.attach(this, lanes);
+    this.#lanes = lanes;
+    const executor = this;
+    attachLanes(this, {
+      name: 'KeyedExecutor',
+      get shared() {
+        return executor === shared;
+      },
+      get closed() {
+        return lanes.closed;
+      },
+      local: lanes,
+      router: (routed, work) => new EventLoopRouter(routed, lanes, work),
+      loop: threadLoop,
+    });
     const longTurnMs = integerOption('KeyedExecutor', 'longTurnMs', options.longTurnMs, 50, 1);
     if (options.onLongTurn !== undefined) {
       const listener = functionOption('KeyedExecutor', 'onLongTurn', options.onLongTurn);
-      this.stopLongTurns = lanes.watchLongTurns(longTurnMs, listener);
+      this.#stopLongTurns = lanes.watchLongTurns(longTurnMs, listener);
     }
   }
 
@@ -89,22 +89,22 @@ export class KeyedExecutor {
    * delay)`) runs in that lane's FIFO, taking turns with its mailboxes.
    */
   get lanes(): readonly SchedulerLike[] {
-    return lanesOf(this).lanes;
+    return this.#lanes.lanes;
   }
 
   /** The lane of this executor whose turn is running now, on this thread; null outside its turns. */
   get currentLane(): SchedulerLike | null {
-    return lanesOf(this).currentLane;
+    return this.#lanes.currentLane;
   }
 
   /** Whether `close()` has been called: a closed executor runs nothing more. */
   get closed(): boolean {
-    return lanesOf(this).closed;
+    return this.#lanes.closed;
   }
 
   /** Live mailboxes pinned to the lanes, across all dispatchers. */
   get liveMailboxes(): number {
-    return lanesOf(this).liveMailboxes;
+    return this.#lanes.liveMailboxes;
   }
 
   /**
@@ -112,7 +112,7 @@ export class KeyedExecutor {
    * the event loop. CPU-bound handlers belong on thread lanes. Returns the function that stops it.
    */
   onLongTurn(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void {
-    return lanesOf(this).watchLongTurns(thresholdMs, listener);
+    return this.#lanes.watchLongTurns(thresholdMs, listener);
   }
 
   /**
@@ -123,7 +123,7 @@ export class KeyedExecutor {
   async close(): Promise<void> {
     if (this === shared)
       throw new Error('KeyedExecutor.shared cannot be closed; it lives as long as the process');
-    this.stopLongTurns?.();
-    lanesOf(this).close();
+    this.#stopLongTurns?.();
+    this.#lanes.close();
   }
 }

@@ -51,18 +51,14 @@ export {
 } from './runtime';
 export { type DispatchSnapshot, DispatchStats, type HotKey, type TransportFaultCounts } from './stats';
 export { NoThreadLaneError, ThreadCrashLoopError, ThreadExitedError } from './threads/errors';
-export {
-  type ThreadHandler,
-  type ThreadHandlerFunction,
-  type ThreadHandlerOptions,
-  threadHandler,
-} from './threads/handler';
+export { type ThreadHandlerOptions, threadHandler } from './threads/handler';
 export { TRANSFER, type TransferItem, transfer } from './threads/protocol';
 export {
   ThreadExecutor,
   type ThreadExecutorOptions,
   type ThreadResourceLimits,
 } from './threads/thread-executor';
+export type { ThreadHandler, ThreadHandlerFunction } from './threads/thread-handler';
 export {
   type ResolvedTransportHealth,
   type TransportFault,

@@ -1,7 +1,8 @@
 import type { ObservableInput } from 'rxjs';
+import { type Lanes, lanesOf } from './dispatch/lanes';
 import type { Routed, Router } from './dispatch/router';
 import type { HandlerContext } from './engine/mailbox';
-import { isKeyedExecutor, KeyedExecutor } from './executor';
+import { KeyedExecutor } from './executor';
 import {
   type FailurePolicy,
   type Handle,
@@ -10,10 +11,8 @@ import {
   withPolicy,
 } from './failure-policy';
 import { type DispatchStats, intakeBatch, isDispatchStats } from './stats';
-import type { ThreadHandler } from './threads/handler';
-import { isThreadHandler } from './threads/is-thread-handler';
-import { isThreadExecutor, sharedExecutorOf } from './threads/thread-access';
 import type { ThreadExecutor } from './threads/thread-executor';
+import { isThreadHandler, sharedExecutorOf, type ThreadHandler } from './threads/thread-handler';
 import { describe, functionOption, integerOption, optionsObject } from './validate';
 
 /**
@@ -118,8 +117,8 @@ export interface ResolvedDispatchOptions<T, K, R> {
   handling: Handling<T, K, R>;
   /** Set when the handler is a thread handler (then `handling.handle` is never called on this thread). */
   threadHandler: ThreadHandler<unknown, unknown> | undefined;
-  /** Of the handler's lane kind: a ThreadExecutor exactly when `threadHandler` is set. */
-  executor: KeyedExecutor | ThreadExecutor;
+  /** The lanes of the executor, of the handler's lane kind (thread lanes exactly when `threadHandler` is set). */
+  lanes: Lanes;
   maxInFlight: number;
   maxPerKey: number;
   maxParked: number;
@@ -219,7 +218,7 @@ export function resolveShared<T, K, R>(
     key: functionOption(owner, 'key', options.key),
     handling: handling(handle, maxPerKey),
     threadHandler,
-    executor: executorOf(owner, options.executor, threadHandler),
+    lanes: lanesFor(owner, options.executor, threadHandler),
     maxInFlight,
     maxPerKey,
     maxParked: integerOption(
@@ -250,32 +249,35 @@ export function policyOption<T, K>(
   return policy;
 }
 
-/** The executor of the handler's lane kind: the one given, which must be of that kind, or the shared one. */
-function executorOf(
+/** The lanes of the handler's kind: the given executor's, which must be of that kind, or the shared executor's. */
+function lanesFor(
   owner: string,
   executor: unknown,
   threadHandler: ThreadHandler<unknown, unknown> | undefined,
-): KeyedExecutor | ThreadExecutor {
-  if (threadHandler === undefined) {
-    if (executor === undefined) return KeyedExecutor.shared;
-    if (isKeyedExecutor(executor)) return executor;
-    if (isThreadExecutor(executor)) {
-      throw new TypeError(
-        `${owner}: \`executor\` is a ThreadExecutor, so \`handle\` must be threadHandler(module, exportName), got a function`,
-      );
-    }
-  } else {
-    if (executor === undefined) return sharedExecutorOf(threadHandler);
-    if (isThreadExecutor(executor)) return executor;
-    if (isKeyedExecutor(executor)) {
-      throw new TypeError(
-        `${owner}: \`handle\` is a thread handler (${threadHandler.moduleUrl}#${threadHandler.exportName}), so \`executor\` must be a ThreadExecutor, got a KeyedExecutor (event-loop lanes)`,
-      );
-    }
+): Lanes {
+  const given =
+    executor !== undefined
+      ? executor
+      : threadHandler === undefined
+        ? KeyedExecutor.shared
+        : sharedExecutorOf(threadHandler);
+  const lanes = lanesOf(given);
+  if (lanes === undefined) {
+    throw new TypeError(
+      `${owner}: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
+    );
   }
-  throw new TypeError(
-    `${owner}: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
-  );
+  if (threadHandler === undefined && lanes.name === 'ThreadExecutor') {
+    throw new TypeError(
+      `${owner}: \`executor\` is a ThreadExecutor, so \`handle\` must be threadHandler(module, exportName), got a function`,
+    );
+  }
+  if (threadHandler !== undefined && lanes.name === 'KeyedExecutor') {
+    throw new TypeError(
+      `${owner}: \`handle\` is a thread handler (${threadHandler.moduleUrl}#${threadHandler.exportName}), so \`executor\` must be a ThreadExecutor, got a KeyedExecutor (event-loop lanes)`,
+    );
+  }
+  return lanes;
 }
 
 /** The `handle` of a dispatch on thread lanes: the handler runs in the threads, never here. */

@@ -1,6 +1,5 @@
-import type { KeyedExecutor } from './executor';
+import type { LaneSet } from './engine/lane-set';
 import { sharedSlot } from './internal/shared-slot';
-import type { ThreadExecutor } from './threads/thread-executor';
 import type { TransportOperation } from './transport-fault';
 
 /** Transport failures a receiver survived, by what failed. */
@@ -47,8 +46,8 @@ export function intakeBatch(maxInFlight: number): number {
 
 /** What a running dispatcher offers its stats object. */
 export interface DispatchCounters {
-  /** The executor whose lanes the dispatcher runs on. */
-  readonly executor: KeyedExecutor | ThreadExecutor;
+  /** The lanes on this thread the dispatcher's handlers run on, which metrics measure; null on thread lanes. */
+  readonly localLanes: LaneSet | null;
   snapshot(): DispatchSnapshot;
   /** Unfinished messages of `key` (0 when it has no mailbox). */
   backlogOf(key: unknown): number;

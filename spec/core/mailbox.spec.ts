@@ -11,8 +11,8 @@ function recordingOwner(handlers: Map<string, () => Promise<string>>) {
     claim: () => true,
     handle: (message) => (handlers.get(message) as () => Promise<string>)(),
     emit: (value) => log.push(`value ${value}`),
-    settle: (_mailbox, message) => log.push(`settled ${message}`),
-    fail: (_mailbox, message) => log.push(`failed ${message}`),
+    done: (_mailbox, message) => log.push(`done ${message}`),
+    failed: (_mailbox, message) => log.push(`failed ${message}`),
     retire: () => log.push('retired'),
   };
   return { owner, log };
@@ -37,7 +37,7 @@ describe('Mailbox', () => {
     mailbox.post('a');
     mailbox.post('b');
     await settle();
-    expect(log).toEqual(['value A', 'settled a', 'value B', 'settled b', 'retired']);
+    expect(log).toEqual(['value A', 'done a', 'value B', 'done b', 'retired']);
   });
 
   it('ignores the late settlement of a Promise left running when the mailbox was reset and reused', async () => {
@@ -60,6 +60,6 @@ describe('Mailbox', () => {
     expect(log).toEqual([]);
     second.resolve('fresh');
     await settle();
-    expect(log).toEqual(['value fresh', 'settled new', 'retired']);
+    expect(log).toEqual(['value fresh', 'done new', 'retired']);
   });
 });

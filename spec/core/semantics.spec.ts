@@ -1,6 +1,6 @@
 import { DispatchStats, fromIterable, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
 import { firstValueFrom, from, Subject, tap, toArray } from 'rxjs';
-import { lanesOf } from '../../src/executor';
+import { lanesOf } from '../../src/dispatch/lanes';
 import { type Deferred, deferred, flushMicrotasks, Gates } from '../support/scripted-receiver';
 
 interface Msg {
@@ -293,7 +293,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
             return { seq: m.seq, lane: ctx.laneIndex };
           },
         }),
-        tap((v) => observed.push([v.lane, lanesOf(executor).currentLane?.index])),
+        tap((v) => observed.push([v.lane, lanesOf(executor)?.local?.currentLane?.index])),
         toArray(),
       ),
     );

@@ -145,7 +145,7 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   }
 
   done(batch: T[], key: K): void {
-    this.settle(batch, key, (m) => this.dispatcher.done(m, key));
+    this.report(batch, key, (m) => this.dispatcher.done(m, key));
   }
 
   /**
@@ -158,7 +158,7 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     if (isBatchFailures(error)) {
       const { outcomes, failure } = error;
       const count = failure === undefined ? batch.length : outcomes.length + 1;
-      this.settle(
+      this.report(
         batch,
         key,
         (m, i) => {
@@ -170,9 +170,9 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
         count,
       );
     } else if (isGaveUp(error)) {
-      this.settle(batch, key, (m) => this.dispatcher.failed(m, key, error));
+      this.report(batch, key, (m) => this.dispatcher.failed(m, key, error));
     } else {
-      this.settle(batch, key, (m) => this.dispatcher.failed(m, key, error), 1);
+      this.report(batch, key, (m) => this.dispatcher.failed(m, key, error), 1);
     }
   }
 
@@ -181,11 +181,11 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   }
 
   /**
-   * Settles the first `count` messages of the key's running batch with `each`, one by one, each leaving
+   * Reports the first `count` messages of the key's running batch with `each`, one by one, each leaving
    * the key's count as it goes (a message of the key parked outside the window takes its place and
    * waits for the next batch); then the key's next batch is handed over.
    */
-  private settle(batch: T[], key: K, each: (message: T, index: number) => void, count = batch.length): void {
+  private report(batch: T[], key: K, each: (message: T, index: number) => void, count = batch.length): void {
     const batches = this.keys.get(key);
     if (batches === undefined || batches.running !== batch) return;
     for (let i = 0; i < count && !this.closed; i++) {

@@ -1,6 +1,6 @@
 import { asapScheduler, type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
-import { threadLoop } from '../engine/lane-loop';
-import type { KeyedExecutor } from '../executor';
+import type { LaneLoop } from '../engine/lane-loop';
+import type { LaneSet } from '../engine/lane-set';
 import { isGaveUp } from '../failure-policy';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
@@ -15,7 +15,6 @@ import {
   type ReceiverSink,
 } from '../receiver';
 import { type DispatchCounters, type DispatchSnapshot, type HotKey, statsLink } from '../stats';
-import type { ThreadExecutor } from '../threads/thread-executor';
 import type { TransportFault } from '../transport-fault';
 import type { Routed, Router } from './router';
 
@@ -75,13 +74,18 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private maxInFlightSeen = 0;
   private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
 
+  /** The lanes on this thread its handlers run on, which metrics measure; null on thread lanes. */
+  readonly localLanes: LaneSet | null;
+  /** The lane loop of this thread, which batches admissions (see `Lanes.loop`). */
+  private readonly loop: LaneLoop;
+
   constructor(
     private readonly options: ResolvedDispatchOptions<T, K, R>,
     private readonly subscriber: Subscriber<R>,
-    /** The lanes the router runs on (what stats and metrics report on). */
-    readonly executor: KeyedExecutor | ThreadExecutor,
     router: (dispatcher: DispatchCore<T, K, R>) => Router<T, K>,
   ) {
+    this.localLanes = options.lanes.local;
+    this.loop = options.lanes.loop;
     this.router = router(this);
     this.requestAt = Math.min(options.batch, options.maxParked);
   }
@@ -95,13 +99,13 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
 
   /** Opens a receiver and asks for a full window, as one admission batch. */
   private pull(source: Pullable<T>): void {
-    threadLoop.hold();
+    this.loop.hold();
     try {
       this.session = source[openReceiver](this);
       if (!this.closed && !this.sourceDone)
         this.request(this.session, Math.min(this.options.maxInFlight, this.options.maxParked));
     } finally {
-      threadLoop.release();
+      this.loop.release();
     }
   }
 
@@ -362,18 +366,18 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private request(session: ReceiverSession<T>, free: number): void {
     const now = Math.min(free, MAX_REQUEST);
     this.outstanding += now;
-    threadLoop.hold();
+    this.loop.hold();
     try {
       session.request(now);
     } finally {
-      threadLoop.release();
+      this.loop.release();
     }
     if (now < free && !this.requestQueued) {
       this.requestQueued = true;
       // RxJS's asap scheduler: a microtask, except in virtual time (`TestScheduler.run`), where it stays virtual.
       // By then the Promises of this batch that settled at once have settled: their completions leave first.
       asapScheduler.schedule(() => {
-        threadLoop.drainQueuedNow();
+        this.loop.drainQueuedNow();
         this.requestQueued = false;
         this.requestMore();
       });

@@ -3,6 +3,7 @@ import type { LaneSet } from '../engine/lane-set';
 import { type HandlerContext, type Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
 import { MailboxTable } from '../engine/mailbox-table';
 import type { HandlerTimer } from '../stats';
+import type { LaneWork } from './lanes';
 import type { Routed, Router } from './router';
 
 /**
@@ -21,20 +22,25 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   private timed: Mailbox<T, K, R> | null = null;
   private timedSince = 0;
 
+  /** The user's handler (inside its failure policy), held here so the per-message call skips `work`. */
+  private readonly userHandler: (message: T, context: HandlerContext<K>) => ObservableInput<R>;
+  readonly throughput: number;
+  /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
+  private readonly maxPerKey: number;
+  /** Messages in an item, when items are batches (see `MailboxOwner`). */
+  readonly sizeOf: ((item: T) => number) | undefined;
+
   constructor(
     private readonly dispatcher: Routed<T, K, R>,
     private readonly lanes: LaneSet,
-    /** The user's handler, held here so the per-message call skips the options object. */
-    private readonly userHandler: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
-    readonly throughput: number,
-    /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
-    private readonly maxPerKey: number,
-    timer: HandlerTimer | null,
-    /** Messages in an item, when items are batches (see `MailboxOwner`). */
-    readonly sizeOf: ((item: T) => number) | undefined = undefined,
+    work: LaneWork<T, K, R>,
   ) {
-    this.timer = timer;
-    this.untilTimed = timer?.every ?? 0;
+    this.userHandler = work.policy === undefined ? work.handle : work.policy(work.handle);
+    this.throughput = work.throughput;
+    this.maxPerKey = work.maxPerKey;
+    this.sizeOf = work.sizeOf;
+    this.timer = work.timer;
+    this.untilTimed = work.timer?.every ?? 0;
   }
 
   /** Set when the dispatcher tears down: mailboxes stop at their next step. */
@@ -132,13 +138,13 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     this.dispatcher.emit(value);
   }
 
-  settle(mailbox: Mailbox<T, K, R>, message: T): void {
+  done(mailbox: Mailbox<T, K, R>, message: T): void {
     if (mailbox === this.timed) this.recordDuration();
     mailbox.unfinished--;
     this.dispatcher.done(message, mailbox.key);
   }
 
-  fail(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
+  failed(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void {
     if (mailbox === this.timed) this.recordDuration();
     mailbox.unfinished--;
     this.dispatcher.failed(message, mailbox.key, error);

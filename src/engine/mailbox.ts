@@ -36,16 +36,16 @@ export interface MailboxOwner<T, K, R> {
   readonly closed: boolean;
   /**
    * Called just before `message` starts: false when it was withdrawn meanwhile (discarded, or its
-   * dispatcher stopped from another thread), and then it is skipped without being settled.
+   * dispatcher stopped from another thread), and then it is skipped without being reported.
    */
   claim(message: T): boolean;
   handle(message: T, context: HandlerContext<K>): ObservableInput<R>;
   /** A value of the handler running in `mailbox` (its message is `mailbox.current`). */
   emit(value: R, mailbox: Mailbox<T, K, R>): void;
   /** The handler of `message` completed. */
-  settle(mailbox: Mailbox<T, K, R>, message: T): void;
-  /** The handler of `message` threw or errored: the owner tears down (closed) or settles it and goes on. */
-  fail(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void;
+  done(mailbox: Mailbox<T, K, R>, message: T): void;
+  /** The handler of `message` threw or errored: the owner tears down (closed) or reports it and goes on. */
+  failed(mailbox: Mailbox<T, K, R>, message: T, error: unknown): void;
   /** The mailbox ran dry: forget it (the mailbox must not be touched after this). */
   retire(mailbox: Mailbox<T, K, R>): void;
 }
@@ -89,7 +89,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   lane!: Lane;
   owner!: MailboxOwner<T, K, R>;
   /**
-   * Messages posted and not yet settled (queued, plus the one running). Counted here rather than
+   * Messages posted and not yet done or failed (queued, plus the one running). Counted here rather than
    * derived from the state, because it must drop as the owner is told of an outcome, not after.
    */
   unfinished = 0;
@@ -210,13 +210,13 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       input = owner.handle(message, this);
     } catch (err) {
       this.current = undefined;
-      owner.fail(this, message, err);
+      owner.failed(this, message, err);
       return true;
     }
     if (!Array.isArray(input)) return this.subscribeTo(message, input, generation);
     for (let i = 0; i < input.length && !owner.closed; i++) owner.emit(input[i], this);
     this.current = undefined;
-    if (!owner.closed) owner.settle(this, message);
+    if (!owner.closed) owner.done(this, message);
     return true;
   }
 
@@ -225,7 +225,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     if (input === undefined || input === null) {
       // A forgotten `return`: a failure of this message, like any other result that is not an ObservableInput.
       this.current = undefined;
-      this.owner.fail(this, message, notObservableInput(input, this.key));
+      this.owner.failed(this, message, notObservableInput(input, this.key));
       return true;
     }
     if (Object.getPrototypeOf(input) === Promise.prototype) {
@@ -241,7 +241,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     else if (!this.observe(input, generation)) {
       this.sync = false;
       this.current = undefined;
-      this.owner.fail(this, message, notObservableInput(input, this.key));
+      this.owner.failed(this, message, notObservableInput(input, this.key));
       return true;
     }
     this.sync = false;
@@ -310,12 +310,12 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     return true;
   }
 
-  /** The handler finished while it was being started: settle it here, in the turn. */
+  /** The handler finished while it was being started: report it here, in the turn. */
   private finishedInPlace(message: T): boolean {
     this.current = undefined;
     this.inner = null;
-    if (this.outcome === Outcome.Done) this.owner.settle(this, message);
-    else this.owner.fail(this, message, this.failure);
+    if (this.outcome === Outcome.Done) this.owner.done(this, message);
+    else this.owner.failed(this, message, this.failure);
     this.failure = undefined;
     return true;
   }
@@ -392,7 +392,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /**
    * Applies the running handler's end (`note` carries its last value, or its error); false when the
-   * owner closed meanwhile. After a failure the owner has either torn down (closed) or settled it.
+   * owner closed meanwhile. After a failure the owner has either torn down (closed) or reported it.
    */
   private complete(note: Note, value: unknown): boolean {
     const owner = this.owner;
@@ -401,8 +401,8 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     const message = this.current as T;
     this.current = undefined;
     this.inner = null;
-    if (note === Note.Error) owner.fail(this, message, value);
-    else owner.settle(this, message);
+    if (note === Note.Error) owner.failed(this, message, value);
+    else owner.done(this, message);
     return !owner.closed;
   }
 

@@ -26,8 +26,8 @@ import type {
   TopicPartitionOffset,
 } from './adapter';
 import { DEFAULT_METADATA_MAX_BYTES } from './finished-offsets';
-import { type KafkaMessage, type KafkaRecord, TrackedKafkaMessage } from './message';
-import { PartitionTracker } from './partition-tracker';
+import type { KafkaMessage, KafkaRecord } from './message';
+import { PartitionTracker, TrackedKafkaMessage } from './partition-tracker';
 
 /**
  * Least time between the starts of commits that `commitEveryMessages` triggers. At tens of thousands of
@@ -167,39 +167,40 @@ function resolveOptions(options: KafkaReceiverOptions): ResolvedOptions {
  * again after a rebalance or a restart. One subscription per receiver (a consumer joins its group once).
  */
 export class KafkaReceiver extends Receiver<KafkaMessage> {
-  private readonly options: ResolvedOptions;
+  readonly #options: ResolvedOptions;
   /** The one subscription; null before it. */
-  private session: KafkaSession | null = null;
+  #session: KafkaSession | null = null;
   /** `close()` before any subscription: the consumer leaves without having joined. */
-  private closedUnopened: Promise<void> | null = null;
+  #closedUnopened: Promise<void> | null = null;
 
   /** `name`: how errors and transport faults name this receiver (`fromKafka()`); `KafkaReceiver` by default. */
-  constructor(
-    private readonly adapter: KafkaConsumerAdapter,
-    options: KafkaReceiverOptions = {},
-    private readonly name = 'KafkaReceiver',
-  ) {
+  readonly #adapter: KafkaConsumerAdapter;
+  readonly #name: string;
+
+  constructor(adapter: KafkaConsumerAdapter, options: KafkaReceiverOptions = {}, name = 'KafkaReceiver') {
     super(name);
-    this.options = resolveOptions(options);
+    this.#adapter = adapter;
+    this.#name = name;
+    this.#options = resolveOptions(options);
   }
 
   /** Opens the receiver's session and starts the consumer; a receiver is subscribed once (a second time errors). */
   [openReceiver](sink: ReceiverSink<KafkaMessage>): ReceiverSession<KafkaMessage> {
-    if (this.session !== null || this.closedUnopened !== null) {
+    if (this.#session !== null || this.#closedUnopened !== null) {
       const error = new Error(
         'KafkaReceiver: a receiver is subscribed once (its consumer joins its group once)',
       );
       queueMicrotask(() => sink.error(error));
       return { request() {}, settle() {}, cancel() {} };
     }
-    this.session = new KafkaSession(this.adapter, sink, this.options, this.name);
-    this.session.start();
-    return this.session;
+    this.#session = new KafkaSession(this.#adapter, sink, this.#options, this.#name);
+    this.#session.start();
+    return this.#session;
   }
 
   /** Commits the finished positions now. Resolves when the commit is done (no-op when not subscribed). */
   async commit(): Promise<void> {
-    await this.session?.commitAll();
+    await this.#session?.commitAll();
   }
 
   /**
@@ -209,9 +210,9 @@ export class KafkaReceiver extends Receiver<KafkaMessage> {
    * subscription has ended.
    */
   close(): Promise<void> {
-    if (this.session !== null) return this.session.closeGracefully(this.options.closeTimeoutMs);
-    this.closedUnopened ??= this.adapter.close();
-    return this.closedUnopened;
+    if (this.#session !== null) return this.#session.closeGracefully(this.#options.closeTimeoutMs);
+    this.#closedUnopened ??= this.#adapter.close();
+    return this.#closedUnopened;
   }
 }
 

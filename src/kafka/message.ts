@@ -1,5 +1,3 @@
-import type { PartitionTracker } from './partition-tracker';
-
 /**
  * A record's bytes as the Kafka clients hand them over: Node `Buffer`s at run time, typed by their shape
  * so a project compiles without Node's types. `toString('utf8')` reads them as text, as a `Buffer` does
@@ -50,34 +48,6 @@ export interface KafkaRecord {
   headers?: KafkaHeaders;
   /** Milliseconds since the epoch, as a decimal string. */
   timestamp: string;
-}
-
-/**
- * The message `keyedDispatch` dispatches. It remembers its partition's tracker and its place in it, so
- * settling it is an array write, not a lookup.
- */
-export class TrackedKafkaMessage implements KafkaMessage {
-  readonly key: KafkaBytes | null;
-  readonly value: KafkaBytes | null;
-  readonly headers: KafkaHeaders;
-  readonly offset: string;
-  readonly timestamp: string;
-
-  constructor(
-    readonly topic: string,
-    readonly partition: number,
-    record: KafkaRecord,
-    /** The partition tracker (of one assignment) this message belongs to. */
-    readonly tracker: PartitionTracker,
-    /** The message's position in its tracker. */
-    readonly seq: number,
-  ) {
-    this.key = record.key;
-    this.value = record.value;
-    this.headers = record.headers ?? {};
-    this.offset = record.offset;
-    this.timestamp = record.timestamp;
-  }
 }
 
 /**

@@ -1,7 +1,35 @@
 import { RingQueue } from '../internal/ring-queue';
 import type { TopicPartition, TopicPartitionOffset } from './adapter';
 import { decodeFinished, encodeFinished, type FinishedRun } from './finished-offsets';
-import type { KafkaRecord, TrackedKafkaMessage } from './message';
+import type { KafkaBytes, KafkaHeaders, KafkaMessage, KafkaRecord } from './message';
+
+/**
+ * The message `keyedDispatch` dispatches. It remembers its partition's tracker and its place in it, so
+ * settling it is an array write, not a lookup.
+ */
+export class TrackedKafkaMessage implements KafkaMessage {
+  readonly key: KafkaBytes | null;
+  readonly value: KafkaBytes | null;
+  readonly headers: KafkaHeaders;
+  readonly offset: string;
+  readonly timestamp: string;
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    record: KafkaRecord,
+    /** The partition tracker (of one assignment) this message belongs to. */
+    readonly tracker: PartitionTracker,
+    /** The message's position in its tracker. */
+    readonly seq: number,
+  ) {
+    this.key = record.key;
+    this.value = record.value;
+    this.headers = record.headers ?? {};
+    this.offset = record.offset;
+    this.timestamp = record.timestamp;
+  }
+}
 
 /** Finished entries kept before the tracker's arrays are compacted. */
 const COMPACT_AT = 4096;

@@ -1,6 +1,5 @@
 import { asyncScheduler, defer, interval, map, type Observable, type SchedulerLike } from 'rxjs';
 import type { LaneSet } from '../engine/lane-set';
-import { isKeyedExecutor, lanesOf } from '../executor';
 import {
   type DispatchCounters,
   type DispatchSnapshot,
@@ -108,32 +107,36 @@ export class DispatchMetrics extends DispatchStats {
   /** Lane runs at least this long are counted as long turns; `undefined` when off (the `longTurnMs` option). */
   readonly longTurnMs: number | undefined;
   /** Timed handler durations since the dispatcher started. */
-  private readonly latency = new Histogram();
+  readonly #latency = new Histogram();
   /** Each lane's `busyMs` when the dispatcher started: the lanes keep one running sum for all meters. */
-  private busyBase: number[] = [];
+  #busyBase: number[] = [];
   /** Estimated busy milliseconds per lane over the dispatcher's run, fixed once it has ended (null while it runs). */
-  private busyFinal: number[] | null = null;
-  private longTurnCount = 0;
-  private longTurnMaxMs = 0;
+  #busyFinal: number[] | null = null;
+  #longTurnCount = 0;
+  #longTurnMaxMs = 0;
   /** The lanes of the last dispatcher attached (event-loop lanes only): readable after it ends. */
-  private lanes: LaneSet | null = null;
+  #lanes: LaneSet | null = null;
   /** The state when the dispatcher started, and when it ended (null while it runs). */
-  private start: Baseline;
-  private endedAt: number | null = null;
+  #start: Baseline;
+  #endedAt: number | null = null;
   /** Stops the lane watches of the running dispatcher. */
-  private unwatch: Array<() => void> = [];
+  #unwatch: Array<() => void> = [];
   /** Dispatcher runs attached so far. */
-  private run = 0;
-  private readonly timer: HandlerTimer;
+  #run = 0;
+  readonly #timer: HandlerTimer;
   /** Receive each timed handler duration (exporters that keep their own histogram). */
-  private readonly durationListeners = new Set<(durationMs: number) => void>();
+  readonly #durationListeners = new Set<(durationMs: number) => void>();
+
+  /** Clock of `time`, `windowMs` and rates. */
+  readonly #scheduler: SchedulerLike;
 
   constructor(
     options: DispatchMetricsOptions = {},
     /** Clock of `time`, `windowMs` and rates. Default `asyncScheduler` (virtual inside `TestScheduler.run`). */
-    private readonly scheduler: SchedulerLike = asyncScheduler,
+    scheduler: SchedulerLike = asyncScheduler,
   ) {
     super();
+    this.#scheduler = scheduler;
     optionsObject('DispatchMetrics', options, ['hotKeys', 'sampleEvery', 'longTurnMs'] satisfies Array<
       keyof DispatchMetricsOptions
     >);
@@ -149,98 +152,98 @@ export class DispatchMetrics extends DispatchStats {
       );
     }
     this.longTurnMs = longTurnMs;
-    this.timer = new LatencyRecorder(this.sampleEvery, this.latency, this.durationListeners);
-    this.start = this.baseline();
+    this.#timer = new LatencyRecorder(this.sampleEvery, this.#latency, this.#durationListeners);
+    this.#start = this.#baseline();
     const counters = statsLink(this);
     linkStats(this, {
-      handlerTimer: () => this.timer,
+      handlerTimer: () => this.#timer,
       attach: (source) => {
-        this.stopWatching();
+        this.#stopWatching();
         counters.attach(source);
-        this.attached(source);
+        this.#attached(source);
       },
-      detach: (source) => counters.detach(source) && this.detached(),
+      detach: (source) => counters.detach(source) && this.#detached(),
     });
   }
 
   /** A dispatcher started: measure its lanes from here. */
-  private attached(source: DispatchCounters): void {
-    this.latency.reset();
-    this.longTurnCount = 0;
-    this.longTurnMaxMs = 0;
-    this.run++;
+  #attached(source: DispatchCounters): void {
+    this.#latency.reset();
+    this.#longTurnCount = 0;
+    this.#longTurnMaxMs = 0;
+    this.#run++;
     // Lanes, latency and long turns are measured where handlers run, on this thread's lanes; on thread
     // lanes the snapshot has the dispatcher's counters and hot keys only.
-    const lanes = isKeyedExecutor(source.executor) ? lanesOf(source.executor) : null;
-    this.lanes = lanes;
-    this.endedAt = null;
-    this.busyFinal = null;
-    this.busyBase = lanes ? lanes.lanes.map((lane) => lane.busyMs) : [];
-    this.start = this.baseline();
+    const lanes = source.localLanes;
+    this.#lanes = lanes;
+    this.#endedAt = null;
+    this.#busyFinal = null;
+    this.#busyBase = lanes ? lanes.lanes.map((lane) => lane.busyMs) : [];
+    this.#start = this.#baseline();
     if (lanes === null) return;
-    this.unwatch.push(lanes.measureBusy(this.sampleEvery));
+    this.#unwatch.push(lanes.measureBusy(this.sampleEvery));
     if (this.longTurnMs !== undefined) {
-      this.unwatch.push(
+      this.#unwatch.push(
         lanes.watchLongTurns(this.longTurnMs, (_lane, ms) => {
-          this.longTurnCount++;
-          if (ms > this.longTurnMaxMs) this.longTurnMaxMs = ms;
+          this.#longTurnCount++;
+          if (ms > this.#longTurnMaxMs) this.#longTurnMaxMs = ms;
         }),
       );
     }
   }
 
   /** The dispatcher ended: busy time is fixed once its last run is over. */
-  private detached(): boolean {
+  #detached(): boolean {
     // A dispatcher ends inside the lane run that settles its last message: stopping the watches now would
     // miss that run's duration, so they stop once the current synchronous work is done.
-    const unwatch = this.unwatch;
-    this.unwatch = [];
-    const run = this.run;
+    const unwatch = this.#unwatch;
+    this.#unwatch = [];
+    const run = this.#run;
     queueMicrotask(() => {
-      if (this.run === run) this.busyFinal = this.laneBusy();
+      if (this.#run === run) this.#busyFinal = this.#laneBusy();
       for (const stop of unwatch) stop();
     });
-    this.endedAt = this.scheduler.now();
+    this.#endedAt = this.#scheduler.now();
     return true;
   }
 
   /** Calls `listener` with each timed handler duration in ms (one handler in `sampleEvery`). Returns the function that stops it. */
   onHandlerDuration(listener: (durationMs: number) => void): () => void {
     const own = (ms: number) => listener(ms);
-    this.durationListeners.add(own);
-    return () => this.durationListeners.delete(own);
+    this.#durationListeners.add(own);
+    return () => this.#durationListeners.delete(own);
   }
 
   /** The metrics now; rates and busy ratios cover the whole run (from the dispatcher's start to now or its end). */
   read(): MetricsSnapshot {
-    return this.measure(this.start, this.endedAt ?? this.scheduler.now());
+    return this.#measure(this.#start, this.#endedAt ?? this.#scheduler.now());
   }
 
   /**
    * A snapshot every `periodMs` (on `scheduler`, default the metrics' scheduler), each with rates, busy
    * ratios and `windowLatency` over the period before it. Never completes; unsubscribe to stop.
    */
-  snapshots(periodMs: number, scheduler: SchedulerLike = this.scheduler): Observable<MetricsSnapshot> {
+  snapshots(periodMs: number, scheduler: SchedulerLike = this.#scheduler): Observable<MetricsSnapshot> {
     durationOption('DispatchMetrics.snapshots', 'periodMs', periodMs, 0, 1);
     return defer(() => {
-      let previous = this.baseline(scheduler.now());
+      let previous = this.#baseline(scheduler.now());
       return interval(periodMs, scheduler).pipe(
         map(() => {
-          const snapshot = this.measure(previous, scheduler.now());
-          previous = this.baseline(snapshot.time);
+          const snapshot = this.#measure(previous, scheduler.now());
+          previous = this.#baseline(snapshot.time);
           return snapshot;
         }),
       );
     });
   }
 
-  private measure(since: Baseline, now: number): MetricsSnapshot {
-    const from = since.run === this.run ? since : this.start;
+  #measure(since: Baseline, now: number): MetricsSnapshot {
+    const from = since.run === this.#run ? since : this.#start;
     const counters = this.snapshot();
     const windowMs = Math.max(0, now - from.time);
     const perSecond = (n: number) => (windowMs > 0 ? (n * 1000) / windowMs : 0);
-    const busy = this.laneBusy();
-    const lanes = (this.lanes?.lanes ?? []).map((lane, i) => {
+    const busy = this.#laneBusy();
+    const lanes = (this.#lanes?.lanes ?? []).map((lane, i) => {
       const busyMs = busy[i] ?? 0;
       const ratio = windowMs > 0 ? (busyMs - (from.busyMs[i] ?? 0)) / windowMs : 0;
       return {
@@ -260,33 +263,33 @@ export class DispatchMetrics extends DispatchStats {
       hotKeys: this.hotKeyCount > 0 ? this.hotKeys(this.hotKeyCount) : [],
       heldBy: heldBy(counters, this.hotKeys(1)[0]),
       lanes,
-      latency: this.latency.summary(),
-      windowLatency: this.latency.since(from.latency).summary(),
-      longTurns: { count: this.longTurnCount, maxMs: this.longTurnMaxMs },
+      latency: this.#latency.summary(),
+      windowLatency: this.#latency.since(from.latency).summary(),
+      longTurns: { count: this.#longTurnCount, maxMs: this.#longTurnMaxMs },
     };
   }
 
-  private baseline(time = this.scheduler.now()): Baseline {
+  #baseline(time = this.#scheduler.now()): Baseline {
     const counters = this.snapshot();
     return {
-      run: this.run,
+      run: this.#run,
       time,
       admitted: counters.admitted,
       settled: counters.settled,
-      latency: this.latency.copy(),
-      busyMs: this.laneBusy(),
+      latency: this.#latency.copy(),
+      busyMs: this.#laneBusy(),
     };
   }
 
   /** Estimated busy milliseconds per lane since the dispatcher started: live while it runs, fixed once it has ended. */
-  private laneBusy(): number[] {
-    if (this.busyFinal !== null) return this.busyFinal;
-    return (this.lanes?.lanes ?? []).map((lane, i) => lane.busyMs - (this.busyBase[i] ?? 0));
+  #laneBusy(): number[] {
+    if (this.#busyFinal !== null) return this.#busyFinal;
+    return (this.#lanes?.lanes ?? []).map((lane, i) => lane.busyMs - (this.#busyBase[i] ?? 0));
   }
 
-  private stopWatching(): void {
-    for (const stop of this.unwatch) stop();
-    this.unwatch = [];
+  #stopWatching(): void {
+    for (const stop of this.#unwatch) stop();
+    this.#unwatch = [];
   }
 }
 

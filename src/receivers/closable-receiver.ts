@@ -7,33 +7,34 @@ import { PullSession } from './pull-session';
  * `close()` completes at once. Each subscription opens its session with `open`.
  */
 export class ClosableReceiver<T> extends Receiver<T> {
-  private readonly sessions = new Set<PullSession<T>>();
-  private closing: Promise<void> | null = null;
+  readonly #sessions = new Set<PullSession<T>>();
+  #closing: Promise<void> | null = null;
 
   /**
    * `closeTimeoutMs`: how long `close()` waits for delivered messages to settle; `name`: how errors name
    * the receiver (`fromSpool()`), `ClosableReceiver` by default.
    */
-  constructor(
-    private readonly open: (sink: ReceiverSink<T>) => PullSession<T>,
-    private readonly closeTimeoutMs: number,
-    name?: string,
-  ) {
+  readonly #open: (sink: ReceiverSink<T>) => PullSession<T>;
+  readonly #closeTimeoutMs: number;
+
+  constructor(open: (sink: ReceiverSink<T>) => PullSession<T>, closeTimeoutMs: number, name?: string) {
     super(name);
+    this.#open = open;
+    this.#closeTimeoutMs = closeTimeoutMs;
   }
 
   /** Opens one session that delivers to `sink`; `keyedDispatch` calls it once per subscription. */
   [openReceiver](sink: ReceiverSink<T>): ReceiverSession<T> {
-    if (this.closing !== null) {
+    if (this.#closing !== null) {
       // Closed: the subscription completes at once, without opening the transport.
       const closed = new NoSource(sink);
       void closed.closeGracefully(0);
       return closed;
     }
-    const session = this.open(sink);
+    const session = this.#open(sink);
     // Ended subscriptions are forgotten here, so a receiver subscribed again and again holds only live ones.
-    for (const earlier of this.sessions) if (earlier.ended) this.sessions.delete(earlier);
-    this.sessions.add(session);
+    for (const earlier of this.#sessions) if (earlier.ended) this.#sessions.delete(earlier);
+    this.#sessions.add(session);
     return session;
   }
 
@@ -44,14 +45,14 @@ export class ClosableReceiver<T> extends Receiver<T> {
    * call more than once.
    */
   close(): Promise<void> {
-    if (this.closing === null) {
-      const sessions = [...this.sessions];
-      this.sessions.clear();
-      this.closing = Promise.all(sessions.map((s) => s.closeGracefully(this.closeTimeoutMs))).then(
+    if (this.#closing === null) {
+      const sessions = [...this.#sessions];
+      this.#sessions.clear();
+      this.#closing = Promise.all(sessions.map((s) => s.closeGracefully(this.#closeTimeoutMs))).then(
         () => undefined,
       );
     }
-    return this.closing;
+    return this.#closing;
   }
 }
 

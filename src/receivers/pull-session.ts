@@ -28,40 +28,48 @@ export const NOTHING: unique symbol = Symbol('keyed-dispatch.nothing');
  */
 export abstract class PullSession<T> implements ReceiverSession<T> {
   /** Requested and not yet delivered (`Infinity`: no limit). */
-  private requested = 0;
+  #requested = 0;
   /** Delivered and not yet settled or discarded: what a graceful close waits for. */
-  private unsettled = 0;
+  #unsettled = 0;
   /** A message is being handed to the sink: a request made from inside only adds demand. */
-  private handingOver = false;
+  #handingOver = false;
   /** Nothing more is delivered: the session ended, or a graceful close began. */
-  private intakeStopped = false;
+  #intakeStopped = false;
   /** Ends the pull loop's current wait. */
-  private wakeUp: (() => void) | null = null;
+  #wakeUp: (() => void) | null = null;
   /** Ends a graceful close's wait for the delivered messages to settle. */
-  private settledAll: (() => void) | null = null;
+  #settledAll: (() => void) | null = null;
   /** The transport's close; set once the session has ended. */
-  private closing: Promise<void> | null = null;
+  #closing: Promise<void> | null = null;
   /** The output errored or the consumer cancelled: nothing more is signalled to the sink. */
-  private silenced = false;
+  #silenced = false;
   /** A graceful close under way. */
-  private closingGracefully: Promise<void> | null = null;
+  #closingGracefully: Promise<void> | null = null;
   /** When the transport began failing without a success since (ms since the epoch), or null. */
-  private failingSince: number | null = null;
+  #failingSince: number | null = null;
   /** Fails the session once the transport has kept failing for `maxUnreachableMs`. */
-  private unreachableTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #unreachableTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+
+  readonly #sink: ReceiverSink<T>;
+  readonly #onSettled: SettledListener<T> | undefined;
+  /** The receiver's name and health options, for transports that report failures they survive. */
+  readonly #health: (ResolvedTransportHealth & { readonly receiver: string }) | undefined;
 
   constructor(
-    private readonly sink: ReceiverSink<T>,
-    private readonly onSettled?: SettledListener<T>,
-    /** The receiver's name and health options, for transports that report failures they survive. */
-    private readonly health?: ResolvedTransportHealth & { readonly receiver: string },
-  ) {}
+    sink: ReceiverSink<T>,
+    onSettled?: SettledListener<T>,
+    health?: ResolvedTransportHealth & { readonly receiver: string },
+  ) {
+    this.#sink = sink;
+    this.#onSettled = onSettled;
+    this.#health = health;
+  }
 
   // ReceiverSession
 
   request(n: number): void {
-    if (this.intakeStopped) return;
-    this.requested += n;
+    if (this.#intakeStopped) return;
+    this.#requested += n;
     this.wake();
     this.drain();
   }
@@ -77,15 +85,15 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     try {
       acknowledged = this.acknowledge(message, outcome, error);
     } catch (err) {
-      this.acknowledgeFailed(err);
+      this.#acknowledgeFailed(err);
       return;
     }
     if (acknowledged instanceof Promise) {
       acknowledged.then(
-        () => this.acknowledged(message, outcome, error),
-        (err: unknown) => this.acknowledgeFailed(err),
+        () => this.#acknowledged(message, outcome, error),
+        (err: unknown) => this.#acknowledgeFailed(err),
       );
-    } else this.acknowledged(message, outcome, error);
+    } else this.#acknowledged(message, outcome, error);
   }
 
   /**
@@ -94,8 +102,8 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    * it); a caller may also ignore it, as the rejection is already handled here.
    */
   cancel(): Promise<void> {
-    this.silenced = true;
-    return this.end();
+    this.#silenced = true;
+    return this.#end();
   }
 
   /**
@@ -104,14 +112,14 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    * ones to settle, completes the output and closes the transport. Resolves once closed.
    */
   closeGracefully(timeoutMs: number): Promise<void> {
-    if (this.closing !== null) return this.closing;
-    this.closingGracefully ??= this.completeWhenSettled(timeoutMs);
-    return this.closingGracefully;
+    if (this.#closing !== null) return this.#closing;
+    this.#closingGracefully ??= this.#completeWhenSettled(timeoutMs);
+    return this.#closingGracefully;
   }
 
   /** The session has ended (completed, failed, cancelled or closed). */
   get ended(): boolean {
-    return this.closing !== null;
+    return this.#closing !== null;
   }
 
   /** A delivered message waits outside the dispatcher's window (its key at its share): see `ReceiverSession`. */
@@ -143,17 +151,17 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
 
   /** Requested and not yet delivered (`Infinity`: no limit). */
   protected get demand(): number {
-    return this.requested;
+    return this.#requested;
   }
 
   /** Nothing more is delivered: a pull loop ends. */
   protected get stopped(): boolean {
-    return this.intakeStopped;
+    return this.#intakeStopped;
   }
 
   /** A message is being handed over right now (a call from inside the sink). */
   protected get delivering(): boolean {
-    return this.handingOver;
+    return this.#handingOver;
   }
 
   /**
@@ -161,20 +169,20 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    * inside a delivery returns at once (the loop under way picks up what is new).
    */
   protected drain(): void {
-    if (this.handingOver) return;
-    this.handingOver = true;
+    if (this.#handingOver) return;
+    this.#handingOver = true;
     try {
-      while (this.requested > 0 && !this.intakeStopped) {
+      while (this.#requested > 0 && !this.#intakeStopped) {
         const message = this.take();
         if (message === NOTHING) break;
-        this.requested--;
-        this.unsettled++;
-        this.sink.next(message);
+        this.#requested--;
+        this.#unsettled++;
+        this.#sink.next(message);
       }
     } catch (err) {
       this.fail(err);
     } finally {
-      this.handingOver = false;
+      this.#handingOver = false;
     }
   }
 
@@ -184,16 +192,16 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    * unacknowledged for the transport to redeliver.
    */
   protected deliver(message: T): boolean {
-    if (this.requested <= 0 || this.intakeStopped || this.handingOver) return false;
-    this.requested--;
-    this.unsettled++;
-    this.handingOver = true;
+    if (this.#requested <= 0 || this.#intakeStopped || this.#handingOver) return false;
+    this.#requested--;
+    this.#unsettled++;
+    this.#handingOver = true;
     try {
-      this.sink.next(message);
+      this.#sink.next(message);
     } catch (err) {
       this.fail(err);
     } finally {
-      this.handingOver = false;
+      this.#handingOver = false;
     }
     return true;
   }
@@ -201,14 +209,14 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
   /** Starts an async pull loop. What it throws fails the session, unless intake had stopped (a close tears its connection down). */
   protected runLoop(loop: () => Promise<void>): void {
     loop().catch((err: unknown) => {
-      if (!this.intakeStopped) this.fail(err);
+      if (!this.#intakeStopped) this.fail(err);
     });
   }
 
   /** Resolves true once there is demand (at once if there is), false once intake has stopped. */
   protected async whenDemand(): Promise<boolean> {
-    while (this.requested <= 0 && !this.intakeStopped) await this.wait();
-    return !this.intakeStopped;
+    while (this.#requested <= 0 && !this.#intakeStopped) await this.wait();
+    return !this.#intakeStopped;
   }
 
   /**
@@ -216,43 +224,43 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    * One waiter at a time (one pull loop per session); check your condition again after it resolves.
    */
   protected wait(timeoutMs = Number.POSITIVE_INFINITY): Promise<void> {
-    if (this.intakeStopped) return Promise.resolve();
+    if (this.#intakeStopped) return Promise.resolve();
     return waitFor((wake) => {
-      this.wakeUp = wake;
+      this.#wakeUp = wake;
     }, timeoutMs);
   }
 
   /** Ends the pull loop's current wait early. */
   protected wake(): void {
-    const wakeUp = this.wakeUp;
+    const wakeUp = this.#wakeUp;
     if (wakeUp === null) return;
-    this.wakeUp = null;
+    this.#wakeUp = null;
     wakeUp();
   }
 
   /** Takes back queued messages that `matches` accepts and that have not started; they are never settled. */
   protected discard(matches: (message: T) => boolean): T[] {
-    const discarded = this.sink.discard(matches);
+    const discarded = this.#sink.discard(matches);
     if (discarded.length > 0) {
-      this.unsettled -= discarded.length;
-      if (this.unsettled <= 0) this.settledAll?.();
+      this.#unsettled -= discarded.length;
+      if (this.#unsettled <= 0) this.#settledAll?.();
     }
     return discarded;
   }
 
   /** The source has ended: completes the output (once) and closes the transport. */
   protected complete(): void {
-    if (this.closing !== null) return;
-    this.end();
-    this.sink.complete();
+    if (this.#closing !== null) return;
+    this.#end();
+    this.#sink.complete();
   }
 
   /** The source broke: errors the output (once) and closes the transport. */
   protected fail(err: unknown): void {
-    if (this.closing !== null) return;
-    this.silenced = true;
-    this.end();
-    this.sink.error(err);
+    if (this.#closing !== null) return;
+    this.#silenced = true;
+    this.#end();
+    this.#sink.error(err);
   }
 
   /**
@@ -260,8 +268,8 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    * and be acknowledged; `cancel` (or the end of the session) closes it. Idempotent.
    */
   stopIntake(): void {
-    if (this.intakeStopped) return;
-    this.intakeStopped = true;
+    if (this.#intakeStopped) return;
+    this.#intakeStopped = true;
     this.wake();
     this.stopFetching();
   }
@@ -272,28 +280,28 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    * `transportRecovered()` in between, errors the output with a `TransportUnreachableError`.
    */
   protected transportFailed(operation: TransportOperation, error: unknown): void {
-    if (this.closing !== null) return;
-    const health = this.health;
+    if (this.#closing !== null) return;
+    const health = this.#health;
     const now = Date.now();
-    this.failingSince ??= now;
+    this.#failingSince ??= now;
     const fault: TransportFault = {
       operation,
       error,
       receiver: health?.receiver ?? this.constructor.name,
-      failingSince: this.failingSince,
+      failingSince: this.#failingSince,
     };
-    this.sink.transportFault?.(fault);
+    this.#sink.transportFault?.(fault);
     try {
       health?.onTransportError?.(fault);
     } catch {
       // A throwing listener must not break the transport's retry loop.
     }
     if (health === undefined) return;
-    clearTimeout(this.unreachableTimer);
-    const left = this.failingSince + health.maxUnreachableMs - now;
-    this.unreachableTimer = setTimeout(
+    clearTimeout(this.#unreachableTimer);
+    const left = this.#failingSince + health.maxUnreachableMs - now;
+    this.#unreachableTimer = setTimeout(
       () => {
-        if (this.failingSince !== null)
+        if (this.#failingSince !== null)
           this.fail(new TransportUnreachableError(fault, health.maxUnreachableMs));
       },
       Math.max(0, left),
@@ -302,33 +310,33 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
 
   /** The transport answered (a fetch or commit succeeded): failures so far no longer count. */
   protected transportRecovered(): void {
-    if (this.failingSince === null) return;
-    this.failingSince = null;
-    clearTimeout(this.unreachableTimer);
-    this.unreachableTimer = undefined;
+    if (this.#failingSince === null) return;
+    this.#failingSince = null;
+    clearTimeout(this.#unreachableTimer);
+    this.#unreachableTimer = undefined;
   }
 
   // Internals
 
   /** Ends the session once: stops a graceful close's wait, stops intake, closes the transport. */
-  private end(): Promise<void> {
-    if (this.closing === null) {
+  #end(): Promise<void> {
+    if (this.#closing === null) {
       // Set before any hook runs, so a signal from inside one sees the session ended.
       let closed!: (transportClosed: Promise<void>) => void;
-      this.closing = new Promise<void>((resolve) => {
+      this.#closing = new Promise<void>((resolve) => {
         closed = resolve;
       });
       // Whoever awaits `cancel()` sees a close error; nobody else may, so it must not go unhandled.
-      this.closing.catch(() => undefined);
-      this.settledAll?.();
-      closed(this.closeTransport());
+      this.#closing.catch(() => undefined);
+      this.#settledAll?.();
+      closed(this.#closeTransport());
     }
-    return this.closing;
+    return this.#closing;
   }
 
   /** Stops intake and closes the transport; a throw of either becomes the promise's rejection. */
-  private async closeTransport(): Promise<void> {
-    clearTimeout(this.unreachableTimer);
+  async #closeTransport(): Promise<void> {
+    clearTimeout(this.#unreachableTimer);
     try {
       this.stopIntake();
     } finally {
@@ -337,49 +345,49 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     }
   }
 
-  private async completeWhenSettled(timeoutMs: number): Promise<void> {
+  async #completeWhenSettled(timeoutMs: number): Promise<void> {
     try {
       this.stopIntake();
       this.discard(everything);
-      if (this.unsettled > 0) {
+      if (this.#unsettled > 0) {
         await waitFor((wake) => {
-          this.settledAll = wake;
+          this.#settledAll = wake;
         }, timeoutMs);
       }
     } catch (err) {
       this.fail(err);
     }
-    this.settledAll = null;
+    this.#settledAll = null;
     this.complete();
-    return this.end();
+    return this.#end();
   }
 
-  private acknowledged(message: T, outcome: Settlement, error: unknown): void {
-    if (this.onSettled !== undefined) {
+  #acknowledged(message: T, outcome: Settlement, error: unknown): void {
+    if (this.#onSettled !== undefined) {
       try {
-        this.onSettled(message, outcome, error);
+        this.#onSettled(message, outcome, error);
       } catch (err) {
-        this.settlementFailed(err);
+        this.#settlementFailed(err);
       }
     }
-    this.countSettled();
+    this.#countSettled();
   }
 
-  private acknowledgeFailed(err: unknown): void {
-    this.countSettled();
-    this.settlementFailed(err);
+  #acknowledgeFailed(err: unknown): void {
+    this.#countSettled();
+    this.#settlementFailed(err);
   }
 
   /** Errors the output unless it already errored or the consumer cancelled (see `settle`). */
-  private settlementFailed(err: unknown): void {
-    if (this.silenced) return;
-    this.silenced = true;
-    this.end();
-    this.sink.settleFailed(err);
+  #settlementFailed(err: unknown): void {
+    if (this.#silenced) return;
+    this.#silenced = true;
+    this.#end();
+    this.#sink.settleFailed(err);
   }
 
-  private countSettled(): void {
-    if (--this.unsettled === 0) this.settledAll?.();
+  #countSettled(): void {
+    if (--this.#unsettled === 0) this.#settledAll?.();
   }
 }
 

@@ -8,12 +8,10 @@ import {
 } from 'rxjs';
 import { createDispatcher } from '../dispatch/create-dispatcher';
 import { type DispatchCore, throwAll } from '../dispatch/dispatch-core';
-import { threadLoop } from '../engine/lane-loop';
-import { isKeyedExecutor, KeyedExecutor } from '../executor';
-
+import { type Lanes, lanesOf } from '../dispatch/lanes';
+import { KeyedExecutor } from '../executor';
 import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from '../options';
 import type { DispatchStats } from '../stats';
-import { isThreadExecutor, lanesAccessOf } from '../threads/thread-access';
 import type { ThreadExecutor } from '../threads/thread-executor';
 import { describe, durationOption, optionsObject } from '../validate';
 import { Intake } from './intake';
@@ -126,13 +124,15 @@ export type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
 export class DispatchRuntime {
   /** The executor every component runs on; closed once every component has stopped (unless it is a shared one). */
   readonly executor: KeyedExecutor | ThreadExecutor;
-  private readonly components: RunningComponent<any, any, any>[];
-  private readonly scheduler: SchedulerLike;
-  private lifecycle: RuntimeState = 'new';
+  /** The executor's lanes. */
+  readonly #lanes: Lanes;
+  readonly #components: RunningComponent<any, any, any>[];
+  readonly #scheduler: SchedulerLike;
+  #lifecycle: RuntimeState = 'new';
   /** The stop under way or done: a second stop gets the same report. */
-  private stopping: Promise<StopReport> | null = null;
+  #stopping: Promise<StopReport> | null = null;
   /** Ends a graceful stop's waits when `forceStop` takes over. */
-  private interrupt: (() => void) | null = null;
+  #interrupt: (() => void) | null = null;
 
   constructor(options: DispatchRuntimeOptions) {
     optionsObject('DispatchRuntime', options, ['components', 'executor', 'scheduler'] satisfies Array<
@@ -145,15 +145,17 @@ export class DispatchRuntime {
       );
     }
     const executor = options.executor ?? new KeyedExecutor();
-    if (!isKeyedExecutor(executor) && !isThreadExecutor(executor)) {
+    const lanes = lanesOf(executor);
+    if (lanes === undefined) {
       throw new TypeError(
         `DispatchRuntime: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
       );
     }
     this.executor = executor;
-    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.#lanes = lanes;
+    this.#scheduler = options.scheduler ?? asyncScheduler;
     const names = new Set<string>();
-    this.components = components.map((component, i) => {
+    this.#components = components.map((component, i) => {
       const name = component?.name;
       if (typeof name !== 'string' || name === '' || names.has(name)) {
         throw new TypeError(
@@ -167,7 +169,7 @@ export class DispatchRuntime {
 
   /** `new`, `running`, `stopping` or `stopped`. */
   get state(): RuntimeState {
-    return this.lifecycle;
+    return this.#lifecycle;
   }
 
   /**
@@ -180,7 +182,7 @@ export class DispatchRuntime {
     /** The `stats` of its `dispatch` options. */
     readonly stats: DispatchStats | undefined;
   }> {
-    return this.components.map((c) => ({ name: c.name, stats: c.stats }));
+    return this.#components.map((c) => ({ name: c.name, stats: c.stats }));
   }
 
   /**
@@ -188,16 +190,16 @@ export class DispatchRuntime {
    * nothing; after a stop it throws `DispatchRuntimeStoppedError`.
    */
   start(): this {
-    if (this.lifecycle === 'running') return this;
-    if (this.lifecycle !== 'new') throw new DispatchRuntimeStoppedError();
-    this.lifecycle = 'running';
-    for (const component of this.components) component.subscribe();
+    if (this.#lifecycle === 'running') return this;
+    if (this.#lifecycle !== 'new') throw new DispatchRuntimeStoppedError();
+    this.#lifecycle = 'running';
+    for (const component of this.#components) component.subscribe();
     // The barrier: every receiver is subscribed; now all are asked for messages, in one admission batch.
-    threadLoop.hold();
+    this.#lanes.loop.hold();
     try {
-      for (const component of this.components) component.intake.open();
+      for (const component of this.#components) component.intake.open();
     } finally {
-      threadLoop.release();
+      this.#lanes.loop.release();
     }
     return this;
   }
@@ -209,7 +211,7 @@ export class DispatchRuntime {
    * call returns the same promise; before `start()` it just closes the executor.
    */
   stopGracefully(options: GracefulStopOptions = {}): Promise<StopReport> {
-    if (this.stopping !== null) return this.stopping;
+    if (this.#stopping !== null) return this.#stopping;
     optionsObject('stopGracefully', options, ['timeoutMs', 'quietPeriodMs', 'drain'] satisfies Array<
       keyof GracefulStopOptions
     >);
@@ -221,10 +223,10 @@ export class DispatchRuntime {
         `stopGracefully: expected \`drain\` to be 'all' or 'running', got ${describe(drain)}`,
       );
     }
-    if (this.lifecycle === 'new') return this.stopUnstarted();
-    this.lifecycle = 'stopping';
-    this.stopping = this.drainAndClose(timeout, quietPeriod, drain);
-    return this.stopping;
+    if (this.#lifecycle === 'new') return this.#stopUnstarted();
+    this.#lifecycle = 'stopping';
+    this.#stopping = this.#drainAndClose(timeout, quietPeriod, drain);
+    return this.#stopping;
   }
 
   /**
@@ -234,85 +236,82 @@ export class DispatchRuntime {
    * this report).
    */
   forceStop(): Promise<StopReport> {
-    if (this.lifecycle === 'new') return this.stopUnstarted();
-    if (this.lifecycle === 'stopping' && this.interrupt !== null) {
-      this.interrupt();
-      return this.stopping as Promise<StopReport>;
+    if (this.#lifecycle === 'new') return this.#stopUnstarted();
+    if (this.#lifecycle === 'stopping' && this.#interrupt !== null) {
+      this.#interrupt();
+      return this.#stopping as Promise<StopReport>;
     }
-    if (this.stopping !== null) return this.stopping;
-    this.lifecycle = 'stopping';
-    for (const component of this.components) component.stopIntake('running');
-    this.stopping = this.close('forced');
-    return this.stopping;
+    if (this.#stopping !== null) return this.#stopping;
+    this.#lifecycle = 'stopping';
+    for (const component of this.#components) component.stopIntake('running');
+    this.#stopping = this.#close('forced');
+    return this.#stopping;
   }
 
-  private stopUnstarted(): Promise<StopReport> {
-    this.lifecycle = 'stopping';
-    for (const component of this.components) component.markNotStarted();
-    this.stopping = this.close('drained');
-    return this.stopping;
+  #stopUnstarted(): Promise<StopReport> {
+    this.#lifecycle = 'stopping';
+    for (const component of this.#components) component.markNotStarted();
+    this.#stopping = this.#close('drained');
+    return this.#stopping;
   }
 
-  private async drainAndClose(
-    timeout: number,
-    quietPeriod: number,
-    drain: 'all' | 'running',
-  ): Promise<StopReport> {
-    const deadline = this.scheduler.now() + timeout;
+  async #drainAndClose(timeout: number, quietPeriod: number, drain: 'all' | 'running'): Promise<StopReport> {
+    const deadline = this.#scheduler.now() + timeout;
     let interrupted = false;
     const interruption = new Promise<void>((resolve) => {
-      this.interrupt = () => {
+      this.#interrupt = () => {
         interrupted = true;
         resolve();
       };
     });
-    const until = (promise: Promise<unknown>) => this.within(deadline, Promise.race([promise, interruption]));
+    const until = (promise: Promise<unknown>) =>
+      this.#within(deadline, Promise.race([promise, interruption]));
 
-    if (quietPeriod > 0) await this.quiet(quietPeriod, deadline, interruption, () => interrupted);
-    for (const component of this.components) component.stopIntake(drain);
-    const allEnded = this.components.every((c) => c.hasEnded);
+    if (quietPeriod > 0) await this.#quiet(quietPeriod, deadline, interruption, () => interrupted);
+    for (const component of this.#components) component.stopIntake(drain);
+    const allEnded = this.#components.every((c) => c.hasEnded);
     const drained =
-      !interrupted && (allEnded || (await until(Promise.all(this.components.map((c) => c.ended)))));
-    if (!drained || interrupted) return this.close(interrupted ? 'forced' : 'deadline');
+      !interrupted && (allEnded || (await until(Promise.all(this.#components.map((c) => c.ended)))));
+    if (!drained || interrupted) return this.#close(interrupted ? 'forced' : 'deadline');
     // Receivers that close asynchronously get what is left of the deadline; then the executor closes.
-    const closing = this.components.filter((c) => c.intake.cancellation !== null);
+    const closing = this.#components.filter((c) => c.intake.cancellation !== null);
     if (closing.length > 0 && !(await until(Promise.all(closing.map((c) => c.intake.cancellation))))) {
       for (const c of closing) c.intake.noteUnfinishedCancellation();
-      return this.close(interrupted ? 'forced' : 'deadline');
+      return this.#close(interrupted ? 'forced' : 'deadline');
     }
-    return this.close(interrupted ? 'forced' : 'drained');
+    return this.#close(interrupted ? 'forced' : 'drained');
   }
 
   /** Waits until no component has taken a message in for `quietPeriod` ms, or the deadline. */
-  private async quiet(
+  async #quiet(
     quietPeriod: number,
     deadline: number,
     interruption: Promise<void>,
     interrupted: () => boolean,
   ): Promise<void> {
-    let seen = this.admitted();
+    let seen = this.#admitted();
     for (;;) {
-      const wait = Math.min(quietPeriod, deadline - this.scheduler.now());
+      const wait = Math.min(quietPeriod, deadline - this.#scheduler.now());
       if (wait <= 0) return;
-      await Promise.race([this.sleep(wait).promise, interruption]);
+      await Promise.race([this.#sleep(wait).promise, interruption]);
       if (interrupted()) return;
-      const now = this.admitted();
+      const now = this.#admitted();
       if (now === seen) return;
       seen = now;
     }
   }
 
-  private admitted(): number {
+  #admitted(): number {
     let n = 0;
-    for (const component of this.components) n += component.admitted;
+    for (const component of this.#components) n += component.admitted;
     return n;
   }
 
   /** Resolves true when `promise` settles before the deadline, false at the deadline. */
-  private async within(deadline: number, promise: Promise<unknown>): Promise<boolean> {
-    const left = deadline - this.scheduler.now();
+  async #within(deadline: number, promise: Promise<unknown>): Promise<boolean> {
+    const left = deadline - this.#scheduler.now();
     if (left <= 0) return false;
-    const timer = this.sleep(left);
+    const timer = this.#sleep(left);
     try {
       return await Promise.race([promise.then(() => true), timer.promise.then(() => false)]);
     } finally {
@@ -320,26 +319,22 @@ export class DispatchRuntime {
     }
   }
 
-  private sleep(ms: number): { promise: Promise<void>; cancel: () => void } {
+  #sleep(ms: number): { promise: Promise<void>; cancel: () => void } {
     let subscription: Subscription | undefined;
     const promise = new Promise<void>((resolve) => {
-      subscription = this.scheduler.schedule(() => resolve(), ms);
+      subscription = this.#scheduler.schedule(() => resolve(), ms);
     });
     return { promise, cancel: () => subscription?.unsubscribe() };
   }
 
   /** Cuts what is still running, closes the executor and writes the report. */
-  private async close(outcome: StopReport['outcome']): Promise<StopReport> {
-    this.interrupt = null;
-    for (const component of this.components) component.cut();
-    if (
-      isThreadExecutor(this.executor)
-        ? !lanesAccessOf(this.executor).shared
-        : this.executor !== KeyedExecutor.shared
-    )
-      await this.executor.close();
-    this.lifecycle = 'stopped';
-    return { outcome, components: this.components.map((c) => c.report()) };
+  async #close(outcome: StopReport['outcome']): Promise<StopReport> {
+    this.#interrupt = null;
+    for (const component of this.#components) component.cut();
+    // A shared executor outlives the runtime; one the application closed already needs nothing more.
+    if (!this.#lanes.shared && !this.#lanes.closed) await this.executor.close();
+    this.#lifecycle = 'stopped';
+    return { outcome, components: this.#components.map((c) => c.report()) };
   }
 }
 

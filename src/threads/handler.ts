@@ -1,10 +1,10 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ObservableInput, ObservedValueOf } from 'rxjs';
+import type { ObservedValueOf } from 'rxjs';
 import { describe, functionOption } from '../validate';
 import type { TransferItem } from './protocol';
-import { attachSharedExecutor } from './thread-access';
 import { ThreadExecutor } from './thread-executor';
+import { attachSharedExecutor, type ThreadHandler, type ThreadHandlerFunction } from './thread-handler';
 
 /** Options of `threadHandler`. */
 export interface ThreadHandlerOptions<T> {
@@ -14,36 +14,6 @@ export interface ThreadHandlerOptions<T> {
    */
   transfer?: (message: T) => readonly TransferItem[];
 }
-
-/**
- * A handler that runs on thread lanes: the export `exportName` of the module at `moduleUrl`, loaded by
- * every thread that gets a message for it. The function is called as `(message, context)` with a
- * structured clone of the message and returns any `ObservableInput`; its values are cloned back and
- * emitted by `keyedDispatch`. `R` is the type of those values (the module is not type-checked against it).
- */
-export interface ThreadHandler<T, R> {
-  /** Tells a thread handler from a plain handler function. */
-  readonly kind: 'thread-handler';
-  /** `file:` URL (or any URL `import()` accepts) of the handler module. */
-  readonly moduleUrl: string;
-  /** The name of the module's export that handles messages. */
-  readonly exportName: string;
-  /** The `transfer` option: what of a message moves to the thread instead of being copied. */
-  readonly transfer: ((message: T) => readonly TransferItem[]) | undefined;
-  /** Phantom fields that carry the message and value types; never set. */
-  readonly __types?: {
-    /** The type of the messages handled. */
-    message: T;
-    /** The type of the values the handler emits. */
-    value: R;
-  };
-}
-
-/**
- * What a thread handler module exports for `threadHandler`: a function of a message (a structured clone)
- * and its context, returning any `ObservableInput`.
- */
-export type ThreadHandlerFunction = (message: never, context: never) => ObservableInput<unknown>;
 
 /**
  * Names a handler module for thread lanes: `threadHandler(new URL('./price.js', import.meta.url), 'price')`

@@ -1,33 +1,15 @@
 /**
  * The wire protocol between a `ThreadExecutor` (main thread) and its worker threads. Both sides import
- * this file; it imports nothing at run time, so the thread side never loads main-thread code.
+ * this file and wire.ts; they import nothing at run time, so the thread side never loads main-thread code.
  *
- * Both directions are batched: each side appends operations to one flat array per thread and posts it
+ * Both directions are batched: each side appends records to one flat array per thread and posts it
  * later (the main thread once per microtask, a thread when it runs out of work or every few
  * milliseconds; either sooner when it grows past `FLUSH_AT` entries), so the fixed cost of a
- * `postMessage` is shared by every message in the batch. A batch is a flat array of operations, each an
+ * `postMessage` is shared by every message in the batch. A batch is a flat array of records, each an
  * op code followed by a fixed number of fields; flat arrays of primitives are the cheapest shape for
  * structured clone.
  *
- * Main → thread (`ToThread`):
- *   OPEN    channel, moduleUrl, exportName,            a dispatcher's first message to this thread,
- *             throughput, ticket pages, holds failures with its ticket pages so far
- *   PAGE    channel, ticket page                       one more ticket page of a dispatcher
- *   RUN     channel, count, then `count` times:        messages of one dispatcher, each into a mailbox
- *             mailbox, message id, ticket, key, message (per-dispatcher mailbox id)
- *   RETRY   channel, message id, item                  run a held message again (see Held messages)
- *   RELEASE channel, message id                        a held message is done: its key goes on
- *   CLOSE   channel                                    the dispatcher ended: cancel and forget it
- *   STOP                                               the executor closes: cancel everything and exit
- *
- * Consecutive messages of one dispatcher share one RUN header: cloning costs per entry, and the op code
- * and channel repeated for every message would make the main thread's posts much costlier.
- *
- * Thread → main (`ToMain`):
- *   NEXT  message id, value               the message's handler emitted a value
- *   DONE  message id                      a handler completed
- *   FAIL  message id, error               a handler threw or errored (or could not be loaded, or one of
- *                                         its values could not be cloned)
+ * The records themselves (what each carries, in which order) are written and read in wire.ts only.
  *
  * Tickets: a message posted to a thread is not the thread's to start until it claims it. Each posted
  * message holds a ticket, a slot in shared memory (pages of `TICKET_PAGE` Int32 slots per dispatcher,
@@ -38,44 +20,16 @@
  * A ticket is reused for a later message under a new tag, so a stale record in a thread never matches.
  *
  * Ordering: one port per thread keeps each direction in order, so a message's values arrive before its
- * DONE, and the RUN operations of one mailbox arrive in admission order.
+ * DONE, and the RUN records of one mailbox arrive in admission order.
  *
  * Held messages: a dispatcher with a failure policy opens its channel with "holds failures". A message
- * of it whose run fails is reported (FAIL) and held: its handler does not end, so its key's next message
+ * of it whose run fails is reported (FAILED) and held: its handler does not end, so its key's next message
  * waits in the mailbox, while the policy decides on the main thread. RETRY runs it again (item -1), or
  * runs item `item` of it alone as a batch of one (a failed batch taken apart); each run's end is
- * reported (DONE or FAIL) and the message stays held, until RELEASE ends its handler. A held message
+ * reported (DONE or FAILED) and the message stays held, until RELEASE ends its handler. A held message
  * sent again to a thread that replaced a dead one comes in a RUN with the ticket `HELD_TICKET`: it
  * starts held, without running, and waits for RETRY or RELEASE.
  */
-
-export enum ToThread {
-  Open = 0,
-  Run = 1,
-  Close = 2,
-  Stop = 3,
-  Page = 4,
-  Retry = 5,
-  Release = 6,
-}
-
-export enum ToMain {
-  Next = 0,
-  Done = 1,
-  Fail = 2,
-}
-
-/** Fields after each op code, so a reader can skip or replay operations. */
-export const OPEN_FIELDS = 6;
-export const PAGE_FIELDS = 2;
-/** Fields after RUN's op code before its messages (channel, count). */
-export const RUN_HEADER_FIELDS = 2;
-/** Fields of each message of a RUN. */
-export const RUN_MESSAGE_FIELDS = 5;
-export const RETRY_FIELDS = 3;
-export const RELEASE_FIELDS = 2;
-export const CLOSE_FIELDS = 1;
-export const STOP_FIELDS = 0;
 
 /** The ticket of a held message sent again: it starts held (nothing to claim: it had started). */
 export const HELD_TICKET = -1;

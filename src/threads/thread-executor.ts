@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os';
+import { attachLanes } from '../dispatch/lanes';
+import { threadLoop } from '../engine/lane-loop';
 import { integerOption, MAX_WORKERS, optionsObject } from '../validate';
 import { resourceLimitsOf, type ThreadResourceLimits } from './resource-limits';
-import { attachLanes } from './thread-access';
 import { ThreadLanes } from './thread-lanes';
 import { ThreadRouter } from './thread-router';
 
@@ -24,14 +25,6 @@ export interface ThreadExecutorOptions {
    * lane never costs another lane its replacement. Integer ≥ 0. Default 5.
    */
   maxRespawnsPerMinute?: number;
-}
-
-/** The threads behind each executor, kept off the public class. */
-const threadLaneSets = new WeakMap<ThreadExecutor, ThreadLanes>();
-
-/** The thread lanes of `executor`, for the dispatchers that run on them. */
-export function threadLanesOf(executor: ThreadExecutor): ThreadLanes {
-  return threadLaneSets.get(executor) as ThreadLanes;
 }
 
 let shared: ThreadExecutor | undefined;
@@ -78,6 +71,7 @@ export class ThreadExecutor {
 
   /** Number of thread lanes. */
   readonly workers: number;
+  readonly #lanes: ThreadLanes;
 
   constructor(options: ThreadExecutorOptions = {}) {
     optionsObject('ThreadExecutor', options, [
@@ -106,27 +100,33 @@ export class ThreadExecutor {
       maxRespawnsPerMinute,
       buildingShared,
     );
-    threadLaneSets.set(this, lanes);
+    this.#lanes = lanes;
+    // The main thread admits and settles; handlers run in the threads, where metrics do not measure.
     attachLanes(this, {
+      name: 'ThreadExecutor',
       shared: buildingShared,
-      router: (dispatcher, handler, throughput, maxPerKey, policy) =>
-        new ThreadRouter(dispatcher, lanes, handler, throughput, maxPerKey, policy),
+      get closed() {
+        return lanes.closed;
+      },
+      local: null,
+      router: (routed, work) => new ThreadRouter(routed, lanes, work),
+      loop: threadLoop,
     });
   }
 
   /** Whether `close()` has been called: a closed executor runs nothing more. */
   get closed(): boolean {
-    return threadLanesOf(this).closed;
+    return this.#lanes.closed;
   }
 
   /** Threads running now (they start with the first message; a stopped or dead one is not counted). */
   get liveThreads(): number {
-    return threadLanesOf(this).liveThreads;
+    return this.#lanes.liveThreads;
   }
 
   /** Thread ids of the running threads, by lane (null where none runs): for diagnostics. */
   get threadIds(): ReadonlyArray<number | null> {
-    return threadLanesOf(this).threadIds;
+    return this.#lanes.threadIds;
   }
 
   /**
@@ -140,6 +140,6 @@ export class ThreadExecutor {
   async close(): Promise<void> {
     if (this === shared)
       throw new Error('ThreadExecutor.shared cannot be closed; it stops its threads whenever it is idle');
-    await threadLanesOf(this).close();
+    await this.#lanes.close();
   }
 }

@@ -3,27 +3,28 @@ import { type ExecutorClient, terminateAll } from '../engine/lane-set';
 import { ExecutorClosedError } from '../errors';
 import { textOf } from '../internal/text-of';
 import { ThreadCrashLoopError, ThreadExitedError } from './errors';
-import type { ThreadHandler } from './handler';
 import {
-  CLOSE_FIELDS,
   HELD_TICKET,
   issueTicket,
-  OPEN_FIELDS,
-  PAGE_FIELDS,
-  RELEASE_FIELDS,
-  RETRY_FIELDS,
-  RUN_HEADER_FIELDS,
-  RUN_MESSAGE_FIELDS,
-  STOP_FIELDS,
   type ThreadInit,
-  ToMain,
-  ToThread,
   type TransferItem,
   transferListMisuse,
   withdrawTicket,
 } from './protocol';
+import type { ThreadHandler } from './thread-handler';
 import { ThreadSlot } from './thread-slot';
 import type { TicketBoard } from './tickets';
+import {
+  eachToThreadAlone,
+  type MainSide,
+  readToMain,
+  writeClose,
+  writeOpen,
+  writePage,
+  writeRelease,
+  writeRetry,
+  writeStop,
+} from './wire';
 import { threadWorkerEntry } from './worker-entry';
 
 /** A key's place on the thread lanes, held by its dispatcher while the key has unfinished messages. */
@@ -71,8 +72,10 @@ export interface ThreadClient extends ExecutorClient {
   /** A run that fails is held in its thread until `release` (a failure policy decides what follows). */
   readonly holdsFailures: boolean;
   emit(value: unknown): void;
-  /** The message's handler finished in its thread (completed when `failed` is false), or its thread gave up on it. */
-  finished(posted: PostedMessage, failed: boolean, error?: unknown): void;
+  /** The message's handler completed in its thread. */
+  done(posted: PostedMessage): void;
+  /** The message's handler failed in its thread, or its thread gave up on it (it died, or it could not be posted). */
+  failed(posted: PostedMessage, error: unknown): void;
   /** A run of a held message ended in its thread (its first failure holds it); it stays posted and held. */
   ranHeld(posted: PostedMessage, failed: boolean, error?: unknown): void;
 }
@@ -141,7 +144,7 @@ export class ThreadLanes {
     this.withdraw(client, () => true);
     for (const posted of this.postedBy(client)) this.forget(posted);
     for (const slot of this.slots) {
-      if (slot.opened.delete(client.channel)) slot.push(ToThread.Close, client.channel);
+      if (slot.opened.delete(client.channel)) slot.write(writeClose, client.channel);
     }
     if (this.stopWhenIdle && this.clients.size === 0) void this.stopThreads(false);
   }
@@ -175,7 +178,7 @@ export class ThreadLanes {
   /** A new ticket page of `client`: every thread that runs its messages must see it. */
   sharePage(client: ThreadClient, page: Int32Array): void {
     for (const slot of this.slots)
-      if (slot.opened.has(client.channel)) slot.push(ToThread.Page, client.channel, page);
+      if (slot.opened.has(client.channel)) slot.write(writePage, client.channel, page);
   }
 
   /** The thread a new key is pinned to (see the class comment), or null when all are down. */
@@ -237,7 +240,7 @@ export class ThreadLanes {
     const ticket = hold === null ? posted.ticket : HELD_TICKET;
     slot.pushRun(client.channel, placement.mailboxId, posted.id, ticket, posted.key, posted.message);
     if (hold !== null && hold.retrying !== null)
-      slot.push(ToThread.Retry, client.channel, posted.id, hold.retrying);
+      slot.write(writeRetry, client.channel, posted.id, hold.retrying);
   }
 
   /** `slot`, with a thread running that knows `client`'s channel. */
@@ -247,8 +250,8 @@ export class ThreadLanes {
       slot.opened.add(client.channel);
       const { moduleUrl, exportName } = client.handler;
       // A copy of the pages so far: later pages follow as PAGE operations.
-      slot.push(
-        ToThread.Open,
+      slot.write(
+        writeOpen,
         client.channel,
         moduleUrl,
         exportName,
@@ -266,7 +269,7 @@ export class ThreadLanes {
     posted.hold.retrying = item;
     posted.hold.firstFailure = null;
     const slot = this.openedSlot(posted.client, posted.placement.slot);
-    slot.push(ToThread.Retry, posted.client.channel, posted.id, item);
+    slot.write(writeRetry, posted.client.channel, posted.id, item);
   }
 
   /** A held message is done: it leaves the books, and its thread lets its key go on. */
@@ -275,7 +278,7 @@ export class ThreadLanes {
     this.forget(posted);
     const slot = posted.placement.slot;
     if (slot.worker !== null && slot.opened.has(posted.client.channel))
-      slot.push(ToThread.Release, posted.client.channel, posted.id);
+      slot.write(writeRelease, posted.client.channel, posted.id);
   }
 
   /** A posted message leaves the executor's books: finished, failed, withdrawn or its dispatcher ended. */
@@ -292,7 +295,7 @@ export class ThreadLanes {
     slot.opened.clear();
     if (slot.unfinished === 0) worker.unref();
     let lastError: unknown;
-    worker.on('message', (batch: unknown[]) => this.receive(batch));
+    worker.on('message', (batch: unknown[]) => readToMain(batch, this.fromThreads));
     worker.on('error', (err) => {
       lastError = err;
     });
@@ -301,25 +304,16 @@ export class ThreadLanes {
     });
   }
 
-  /** Values and outcomes coming back from a thread (see protocol.ts). */
-  private receive(batch: unknown[]): void {
-    for (let i = 0; i < batch.length; ) {
-      const op = batch[i] as ToMain;
-      if (op === ToMain.Next) {
-        // A value of a message no longer posted (failed, or its dispatcher ended) is dropped.
-        this.posted.get(batch[i + 1] as number)?.client.emit(batch[i + 2]);
-        i += 3;
-      } else if (op === ToMain.Done) {
-        this.finish(batch[i + 1] as number, false, undefined);
-        i += 2;
-      } else {
-        this.finish(batch[i + 1] as number, true, batch[i + 2]);
-        i += 3;
-      }
-    }
-  }
+  /** Values and outcomes coming back from the threads (see wire.ts). */
+  private readonly fromThreads: MainSide = {
+    // A value of a message no longer posted (failed, or its dispatcher ended) is dropped.
+    next: (messageId, value) => this.posted.get(messageId)?.client.emit(value),
+    done: (messageId) => this.ended(messageId, false, undefined),
+    failed: (messageId, error) => this.ended(messageId, true, error),
+  };
 
-  private finish(id: number, failed: boolean, error: unknown): void {
+  /** A run ended in its thread: done, or failed with `error`. */
+  private ended(id: number, failed: boolean, error: unknown): void {
     const posted = this.posted.get(id);
     if (posted === undefined) return; // it failed already, its dispatcher ended, or its thread has since died
     const unheld = failed || posted.hold === null ? null : posted.hold.firstFailure;
@@ -336,7 +330,8 @@ export class ThreadLanes {
       return;
     }
     this.forget(posted);
-    posted.client.finished(posted, failed, error);
+    if (failed) posted.client.failed(posted, error);
+    else posted.client.done(posted);
   }
 
   /** A thread died on its own: replace it and run its messages again, or fail them past the rate limit. */
@@ -371,37 +366,29 @@ export class ThreadLanes {
   private failHeld(posted: PostedMessage, error: unknown): void {
     if (this.posted.get(posted.id) !== posted) return; // its dispatcher ended meanwhile
     this.forget(posted);
-    posted.client.finished(posted, true, error);
+    posted.client.failed(posted, error);
   }
 
   /**
-   * A batch failed to clone: post its operations one by one, each message in a RUN of its own, failing
+   * A batch failed to clone: post its records one by one, each message in a RUN of its own, failing
    * only the messages that cannot be cloned.
    */
   private postSeparately(slot: ThreadSlot, ops: unknown[]): void {
     const worker = slot.worker;
-    for (let i = 0; i < ops.length && worker !== null; ) {
-      const op = ops[i] as ToThread;
-      if (op !== ToThread.Run) {
-        const width = 1 + fieldsOf(op);
-        worker.postMessage(ops.slice(i, i + width));
-        i += width;
-        continue;
+    if (worker === null) return;
+    eachToThreadAlone(ops, (record, messageId) => {
+      if (messageId === undefined) {
+        worker.postMessage(record);
+        return;
       }
-      const channel = ops[i + 1];
-      const count = ops[i + 2] as number;
-      i += 1 + RUN_HEADER_FIELDS;
-      for (let m = 0; m < count; m++, i += RUN_MESSAGE_FIELDS) {
-        const posted = this.posted.get(ops[i + 1] as number);
-        if (posted === undefined) continue;
-        const single = [ToThread.Run, channel, 1, ...ops.slice(i, i + RUN_MESSAGE_FIELDS)];
-        try {
-          worker.postMessage(single, (posted.transfers ?? []) as readonly TransferListItem[]);
-        } catch (err) {
-          this.failHeld(posted, notCloneable('a message', err));
-        }
+      const posted = this.posted.get(messageId);
+      if (posted === undefined) return;
+      try {
+        worker.postMessage(record, (posted.transfers ?? []) as readonly TransferListItem[]);
+      } catch (err) {
+        this.failHeld(posted, notCloneable('a message', err));
       }
-    }
+    });
   }
 
   /** Stops every thread: each cancels its handlers and exits; resolves once all have exited. */
@@ -410,7 +397,7 @@ export class ThreadLanes {
     for (const slot of this.slots) {
       const worker = slot.worker;
       if (worker === null) continue;
-      slot.push(ToThread.Stop);
+      slot.write(writeStop);
       slot.flush();
       slot.worker = null;
       slot.opened.clear();
@@ -449,15 +436,6 @@ function stopped(worker: Worker): Promise<void> {
       resolve();
     });
   });
-}
-
-/** Fields after the op code of an operation other than RUN. */
-function fieldsOf(op: ToThread): number {
-  if (op === ToThread.Open) return OPEN_FIELDS;
-  if (op === ToThread.Page) return PAGE_FIELDS;
-  if (op === ToThread.Retry) return RETRY_FIELDS;
-  if (op === ToThread.Release) return RELEASE_FIELDS;
-  return op === ToThread.Close ? CLOSE_FIELDS : STOP_FIELDS;
 }
 
 /** Why `what` could not cross to a thread lane, with the structured-clone error as its cause. */

@@ -26,7 +26,7 @@ export interface RetriesOwner<T, K, R> {
   /** Its thread runs a held message again: itself (`WHOLE`), or item `item` of it alone. */
   retry(posted: PostedMessage, item: number): void;
   /** The policy is done with `message`: handled in the end (`failed` false), or given up on. */
-  ended(posted: PostedMessage | null, message: T, key: K, failed: boolean, error: unknown): void;
+  decided(posted: PostedMessage | null, message: T, key: K, failed: boolean, error: unknown): void;
 }
 
 /**
@@ -164,6 +164,6 @@ export class ThreadRetries<T, K, R> {
     entry.ended = true;
     this.entries.delete(entry);
     if (entry.posted !== null) this.byPosting.delete(entry.posted);
-    this.owner.ended(entry.posted, entry.message, entry.key, failed, error);
+    this.owner.decided(entry.posted, entry.message, entry.key, failed, error);
   }
 }

@@ -1,9 +1,9 @@
+import type { LaneWork } from '../dispatch/lanes';
 import type { Routed, Router } from '../dispatch/router';
-import type { PolicyWrap } from '../failure-policy';
 import { isKeyFailure } from '../key-failure';
 import { NoThreadLaneError } from './errors';
-import type { ThreadHandler } from './handler';
 import type { TransferItem } from './protocol';
+import type { ThreadHandler } from './thread-handler';
 import type { KeyPlacement, PostedMessage, ThreadClient, ThreadLanes } from './thread-lanes';
 import { type RetriesOwner, ThreadRetries } from './thread-retries';
 import { TicketBoard } from './tickets';
@@ -27,15 +27,21 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
   private lastMailboxId = 0;
   private closed = false;
 
+  readonly handler: ThreadHandler<unknown, unknown>;
+  readonly throughput: number;
+  /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
+  private readonly maxPerKey: number;
+
   constructor(
     private readonly dispatcher: Routed<T, K, R>,
     private readonly threads: ThreadLanes,
-    readonly handler: ThreadHandler<unknown, unknown>,
-    readonly throughput: number,
-    /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
-    private readonly maxPerKey: number,
-    policy: PolicyWrap<T, K> | undefined,
+    work: LaneWork<T, K, R>,
   ) {
+    // The threads run `work.threadHandler` (the options matched it to these lanes), never `work.handle`.
+    this.handler = work.threadHandler as ThreadHandler<unknown, unknown>;
+    this.throughput = work.throughput;
+    this.maxPerKey = work.maxPerKey;
+    const policy = work.policy;
     this.tickets = new TicketBoard((page) => this.threads.sharePage(this, page));
     this.retries = policy === undefined ? null : new ThreadRetries(policy, this);
     this.holdsFailures = policy !== undefined;
@@ -126,16 +132,21 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     if (!this.closed) this.dispatcher.emit(value as R);
   }
 
-  finished(posted: PostedMessage, failed: boolean, error?: unknown): void {
+  done(posted: PostedMessage): void {
     if (this.closed) return;
-    if (failed && this.retries !== null) {
+    this.unplace(posted);
+    this.dispatcher.done(posted.message as T, posted.key as K);
+  }
+
+  failed(posted: PostedMessage, error: unknown): void {
+    if (this.closed) return;
+    if (this.retries !== null) {
       // It failed without a thread to hold it (it could not be posted, or its thread is gone for good).
       this.retries.gone(posted, error);
       return;
     }
     this.unplace(posted);
-    if (failed) this.dispatcher.failed(posted.message as T, posted.key as K, error);
-    else this.dispatcher.done(posted.message as T, posted.key as K);
+    this.dispatcher.failed(posted.message as T, posted.key as K, error);
   }
 
   ranHeld(posted: PostedMessage, failed: boolean, error?: unknown): void {
@@ -147,7 +158,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     if (!this.closed) this.threads.retry(posted, item);
   }
 
-  ended(posted: PostedMessage | null, message: T, key: K, failed: boolean, error: unknown): void {
+  decided(posted: PostedMessage | null, message: T, key: K, failed: boolean, error: unknown): void {
     if (this.closed) return;
     if (posted !== null) {
       this.threads.release(posted);

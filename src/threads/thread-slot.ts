@@ -1,5 +1,6 @@
 import type { TransferListItem, Worker } from 'node:worker_threads';
-import { FLUSH_AT, ToThread, type TransferItem } from './protocol';
+import { FLUSH_AT, type TransferItem } from './protocol';
+import { addToRun, writeRun } from './wire';
 
 /**
  * One thread lane as the main thread sees it: the worker now running it (replaced when it dies), the
@@ -18,19 +19,19 @@ export class ThreadSlot {
   down = false;
   /** When this lane's thread was replaced within the last minute, oldest first (its respawn rate limit). */
   respawnTimes: number[] = [];
-  /** Operations for the worker, posted as one batch (see protocol.ts). */
+  /** Records for the worker, posted as one batch (see wire.ts). */
   private ops: unknown[] = [];
   private transfers: TransferItem[] = [];
   private flushQueued = false;
-  /** The channel of the RUN operation that ends `ops` (its messages can be appended), or -1. */
+  /** The channel of the RUN record that ends `ops` (its messages can be appended), or -1. */
   private runChannel = -1;
-  /** Where that RUN operation's message count is in `ops`. */
+  /** Where that RUN record's message count is in `ops`. */
   private runCountAt = 0;
 
   constructor(
     /** Position of the lane in its executor, from 0. */
     readonly index: number,
-    /** Called with a batch that could not be cloned, to post its operations one by one. */
+    /** Called with a batch that could not be cloned, to post its records one by one. */
     private readonly onUncloneable: (slot: ThreadSlot, ops: unknown[]) => void,
   ) {}
 
@@ -38,13 +39,14 @@ export class ThreadSlot {
     return this.unfinished === 0 && !this.down;
   }
 
-  push(op: unknown, ...fields: unknown[]): void {
-    this.ops.push(op, ...fields);
+  /** Appends one record (other than a RUN's message) with its writer, to be posted soon. */
+  write<F extends unknown[]>(write: (batch: unknown[], ...fields: F) => void, ...fields: F): void {
+    write(this.ops, ...fields);
     this.runChannel = -1;
     this.scheduleFlush();
   }
 
-  /** Appends one message to run (the hot path): to the RUN operation at the end when it is the same channel's. */
+  /** Appends one message to run (the hot path): to the RUN record at the end when it is the same channel's. */
   pushRun(
     channel: number,
     mailbox: number,
@@ -56,11 +58,9 @@ export class ThreadSlot {
     const ops = this.ops;
     if (this.runChannel !== channel) {
       this.runChannel = channel;
-      this.runCountAt = ops.length + 2;
-      ops.push(ToThread.Run, channel, 0);
+      this.runCountAt = writeRun(ops, channel);
     }
-    (ops[this.runCountAt] as number)++;
-    ops.push(mailbox, id, ticket, key, message);
+    addToRun(ops, this.runCountAt, mailbox, id, ticket, key, message);
     this.scheduleFlush();
   }
 
@@ -83,7 +83,7 @@ export class ThreadSlot {
     if (this.unfinished === 0) this.worker?.unref();
   }
 
-  /** Forgets operations not yet posted (their worker is gone; the executor re-posts what must run). */
+  /** Forgets records not yet posted (their worker is gone; the executor re-posts what must run). */
   dropPending(): void {
     this.ops = [];
     this.transfers = [];

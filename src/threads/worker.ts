@@ -1,7 +1,8 @@
 /**
  * The entry of a thread lane. It runs the same engine as event-loop lanes (mailboxes with fair turns on
  * a lane loop, async handlers releasing the lane), with one lane per thread; the main thread keeps the
- * window, the key → thread pinning and the output. Imports only the engine, rxjs and the protocol.
+ * window, the key → thread pinning and the output. Imports only the engine, rxjs, the protocol and its
+ * records (wire.ts).
  */
 import { parentPort, type TransferListItem, workerData } from 'node:worker_threads';
 import { Observable, type ObservableInput } from 'rxjs';
@@ -11,28 +12,29 @@ import { type HandlerContext, Mailbox, type MailboxOwner } from '../engine/mailb
 import { textOf } from '../internal/text-of';
 import { HeldRun } from './held-run';
 import {
-  CLOSE_FIELDS,
   claimTicket,
   FLUSH_AT,
   HELD_TICKET,
-  OPEN_FIELDS,
-  PAGE_FIELDS,
-  RELEASE_FIELDS,
-  RETRY_FIELDS,
-  RUN_HEADER_FIELDS,
-  RUN_MESSAGE_FIELDS,
   type ThreadInit,
-  ToMain,
-  ToThread,
   type TransferItem,
   transferListMisuse,
   transferListOf,
   WHOLE,
 } from './protocol';
+import {
+  type ChannelSide,
+  eachToMainAlone,
+  readToMain,
+  readToThread,
+  type ThreadSide,
+  writeDone,
+  writeFailed,
+  writeNext,
+} from './wire';
 
 type HandlerFn = (message: unknown, context: HandlerContext<unknown>) => ObservableInput<unknown>;
 
-/** A message as it waits in a thread mailbox: the id the main thread settles it by, its ticket, and the message. */
+/** A message as it waits in a thread mailbox: the id the main thread knows it by, its ticket, and the message. */
 interface Envelope {
   readonly id: number;
   readonly ticket: number;
@@ -52,7 +54,7 @@ const init = workerData as ThreadInit;
 /** The one lane of this thread: every mailbox placed here takes turns on it. */
 const lane = new Lane(init.index, threadLoop);
 
-/** Records for the main thread, posted together (see protocol.ts). */
+/** Records for the main thread, posted together (see wire.ts). */
 let outgoing: unknown[] = [];
 let outgoingTransfers: TransferItem[] = [];
 /** The records of `outgoing` that carry a transfer list: where each starts, and its list. */
@@ -74,13 +76,29 @@ let sendsSinceCheck = 0;
 const FLUSH_AFTER_MS = 4;
 const CHECK_EVERY = 8;
 
-function send(op: ToMain, id: number, value?: unknown, transfers?: readonly TransferItem[]): void {
+// What this thread tells the main thread: each record goes into the pending batch.
+
+function sendNext(messageId: number, value: unknown, transfers: readonly TransferItem[] | undefined): void {
   if (transfers !== undefined) {
     listed.push({ at: outgoing.length, list: transfers });
     for (const item of transfers) outgoingTransfers.push(item);
   }
-  if (op === ToMain.Done) outgoing.push(op, id);
-  else outgoing.push(op, id, value);
+  writeNext(outgoing, messageId, value);
+  sent();
+}
+
+function sendDone(messageId: number): void {
+  writeDone(outgoing, messageId);
+  sent();
+}
+
+function sendFailed(messageId: number, error: unknown): void {
+  writeFailed(outgoing, messageId, error);
+  sent();
+}
+
+/** A record was added to the pending batch: post it now, or see that it is posted soon. */
+function sent(): void {
   if (outgoing.length >= FLUSH_AT) flush();
   else if (!flushQueued) {
     flushQueued = true;
@@ -126,26 +144,31 @@ function postOneByOne(
   lists: ReadonlyArray<{ at: number; list: readonly TransferItem[] }>,
 ): void {
   let nextList = 0;
-  for (let i = 0; i < batch.length; ) {
-    const op = batch[i] as ToMain;
-    const width = op === ToMain.Done ? 2 : 3;
-    const list = nextList < lists.length && lists[nextList].at === i ? lists[nextList++].list : [];
+  eachToMainAlone(batch, (record, at) => {
+    const list = nextList < lists.length && lists[nextList].at === at ? lists[nextList++].list : [];
     try {
-      port.postMessage(batch.slice(i, i + width), list as readonly TransferListItem[]);
+      port.postMessage(record, list as readonly TransferListItem[]);
     } catch (err) {
-      port.postMessage([ToMain.Fail, batch[i + 1], notCloneable(op, batch[i + 2], err)]);
+      // The record becomes its message's failure (a DONE carries nothing that could fail to clone).
+      readToMain(record, {
+        next: (messageId) => postFailed(messageId, 'emitted a value that cannot be cloned', err),
+        done: () => {},
+        failed: (messageId, error) =>
+          postFailed(messageId, `failed with an error that cannot be cloned (${errorText(error)})`, err),
+      });
     }
-    i += width;
-  }
+  });
 }
 
-/** The failure of a message whose value (or error) could not cross to the main thread. */
-function notCloneable(op: ToMain, value: unknown, err: unknown): TypeError {
-  const what =
-    op === ToMain.Next
-      ? 'emitted a value that cannot be cloned to the main thread'
-      : `failed with an error that cannot be cloned to the main thread (${errorText(value)})`;
-  return new TypeError(`thread handler ${what}: ${errorText(err)}`);
+/** Posts at once the failure of a message whose value (or error) could not cross to the main thread. */
+function postFailed(messageId: number, what: string, err: unknown): void {
+  const failure: unknown[] = [];
+  writeFailed(
+    failure,
+    messageId,
+    new TypeError(`thread handler ${what} to the main thread: ${errorText(err)}`),
+  );
+  port.postMessage(failure);
 }
 
 /** An error's message for another error's text; never throws, whatever the value is. */
@@ -161,13 +184,13 @@ function errorText(value: unknown): string {
 }
 
 /** One dispatcher as seen by this thread: owns its mailboxes here and reports their outcomes. */
-class Channel implements MailboxOwner<Envelope, unknown, unknown> {
+class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
   closed = false;
   readonly mailboxes = new Map<number, ThreadMailbox>();
   /** The dispatcher's ticket pages (see protocol.ts). */
   readonly pages: Int32Array[];
-  /** RUN operations that arrived while the handler module loads, admitted in order once it has. */
-  private waiting: unknown[] | null = [];
+  /** Messages that arrived while the handler module loads, admitted in order once it has. */
+  private waiting: Array<{ mailbox: number; envelope: Envelope; key: unknown }> | null = [];
   private fn: HandlerFn | null = null;
   private loadError: unknown = null;
   /** Handlers of held messages (and of messages that may be held) by message id, while they run. */
@@ -209,38 +232,44 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
     this.waiting = null;
     threadLoop.hold();
     try {
-      for (let i = 0; i < waiting.length; i += RUN_MESSAGE_FIELDS)
-        this.run(waiting[i], waiting[i + 1], waiting[i + 2], waiting[i + 3], waiting[i + 4]);
+      for (const { mailbox, envelope, key } of waiting) this.admit(mailbox, envelope, key);
     } finally {
       threadLoop.release();
     }
   }
 
-  run(mailboxId: unknown, messageId: unknown, ticket: unknown, key: unknown, message: unknown): void {
+  run(mailbox: number, messageId: number, ticket: number, key: unknown, message: unknown): void {
+    const envelope: Envelope = { id: messageId, ticket, message };
+    if (this.waiting !== null) this.waiting.push({ mailbox, envelope, key });
+    else this.admit(mailbox, envelope, key);
+  }
+
+  /** Puts a message into its key's mailbox (opened here for its first), once the module has loaded. */
+  private admit(mailboxId: number, envelope: Envelope, key: unknown): void {
     if (this.closed) return;
-    if (this.waiting !== null) {
-      this.waiting.push(mailboxId, messageId, ticket, key, message);
-      return;
-    }
     if (this.loadError !== null) {
-      if (this.claim({ id: messageId as number, ticket: ticket as number, message }))
-        send(ToMain.Fail, messageId as number, this.loadError);
+      if (this.claim(envelope)) sendFailed(envelope.id, this.loadError);
       return;
     }
-    let mailbox = this.mailboxes.get(mailboxId as number);
+    let mailbox = this.mailboxes.get(mailboxId);
     if (mailbox === undefined) {
       mailbox = new ThreadMailbox().open(key, lane, this);
-      mailbox.id = mailboxId as number;
+      mailbox.id = mailboxId;
       this.mailboxes.set(mailbox.id, mailbox);
     }
-    mailbox.post({ id: messageId as number, ticket: ticket as number, message });
+    mailbox.post(envelope);
+  }
+
+  /** PAGE: one more ticket page. */
+  page(page: Int32Array): void {
+    this.pages.push(page);
   }
 
   /** RETRY: a held message runs again (see `HeldRun`). */
   retry(messageId: number, item: number): void {
     const run = this.held.get(messageId);
     // A handler that could not load held nothing: each run fails as the first did.
-    if (this.loadError !== null) send(ToMain.Fail, messageId, this.loadError);
+    if (this.loadError !== null) sendFailed(messageId, this.loadError);
     else if (run !== undefined) run.retry(item);
     else this.early.set(messageId, item);
   }
@@ -283,7 +312,7 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
         envelope.message,
         context,
         subscriber,
-        (failed, error) => (failed ? send(ToMain.Fail, id, error) : send(ToMain.Done, id)),
+        (failed, error) => (failed ? sendFailed(id, error) : sendDone(id)),
         startsHeld,
       );
       this.held.set(id, run);
@@ -306,16 +335,16 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
     const list = transferListOf(value);
     const misuse = list && transferListMisuse(list, outgoingTransfers);
     if (misuse)
-      send(ToMain.Fail, id, new TypeError(`a value of the handler for key ${textOf(mailbox.key)} ${misuse}`));
-    else send(ToMain.Next, id, value, list);
+      sendFailed(id, new TypeError(`a value of the handler for key ${textOf(mailbox.key)} ${misuse}`));
+    else sendNext(id, value, list);
   }
 
-  settle(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope): void {
-    send(ToMain.Done, envelope.id);
+  done(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope): void {
+    sendDone(envelope.id);
   }
 
-  fail(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope, error: unknown): void {
-    send(ToMain.Fail, envelope.id, error);
+  failed(_mailbox: Mailbox<Envelope, unknown, unknown>, envelope: Envelope, error: unknown): void {
+    sendFailed(envelope.id, error);
   }
 
   retire(mailbox: Mailbox<Envelope, unknown, unknown>): void {
@@ -325,56 +354,29 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown> {
 
 const channels = new Map<number, Channel>();
 
+/** What this thread does with the main thread's records. */
+const fromMain: ThreadSide = {
+  open(channel, moduleUrl, exportName, throughput, pages, holdsFailures) {
+    channels.set(channel, new Channel(throughput, moduleUrl, exportName, pages, holdsFailures));
+  },
+  channel: (channel) => channels.get(channel),
+  close(channel) {
+    channels.get(channel)?.close();
+    channels.delete(channel);
+  },
+  stop() {
+    // Unsubscribe every running handler (their teardown runs), then end the thread even if a
+    // handler left timers behind.
+    for (const channel of channels.values()) channel.close();
+    channels.clear();
+    process.exit(0);
+  },
+};
+
 port.on('message', (batch: unknown[]) => {
   threadLoop.hold();
   try {
-    for (let i = 0; i < batch.length; ) {
-      const op = batch[i] as ToThread;
-      if (op === ToThread.Run) {
-        const channel = channels.get(batch[i + 1] as number);
-        const end = i + 1 + RUN_HEADER_FIELDS + (batch[i + 2] as number) * RUN_MESSAGE_FIELDS;
-        i += 1 + RUN_HEADER_FIELDS;
-        if (channel !== undefined) {
-          for (; i < end; i += RUN_MESSAGE_FIELDS)
-            channel.run(batch[i], batch[i + 1], batch[i + 2], batch[i + 3], batch[i + 4]);
-        }
-        i = end;
-      } else if (op === ToThread.Open) {
-        const id = batch[i + 1] as number;
-        const pages = batch[i + 5] as Int32Array[];
-        channels.set(
-          id,
-          new Channel(
-            batch[i + 4] as number,
-            batch[i + 2] as string,
-            batch[i + 3] as string,
-            pages,
-            batch[i + 6] as boolean,
-          ),
-        );
-        i += 1 + OPEN_FIELDS;
-      } else if (op === ToThread.Retry) {
-        channels.get(batch[i + 1] as number)?.retry(batch[i + 2] as number, batch[i + 3] as number);
-        i += 1 + RETRY_FIELDS;
-      } else if (op === ToThread.Release) {
-        channels.get(batch[i + 1] as number)?.release(batch[i + 2] as number);
-        i += 1 + RELEASE_FIELDS;
-      } else if (op === ToThread.Page) {
-        channels.get(batch[i + 1] as number)?.pages.push(batch[i + 2] as Int32Array);
-        i += 1 + PAGE_FIELDS;
-      } else if (op === ToThread.Close) {
-        const id = batch[i + 1] as number;
-        channels.get(id)?.close();
-        channels.delete(id);
-        i += 1 + CLOSE_FIELDS;
-      } else {
-        // Unsubscribe every running handler (their teardown runs), then end the thread even if a
-        // handler left timers behind.
-        for (const channel of channels.values()) channel.close();
-        channels.clear();
-        process.exit(0);
-      }
-    }
+    readToThread(batch, fromMain);
   } finally {
     threadLoop.release();
   }
