@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { concatMap, from, groupBy, mergeMap, type ObservableInput, of, Subscriber } from 'rxjs';
 import { DispatchMetrics, fromIterable, KeyedExecutor, keyedDispatch } from '../../src';
 import { handMailboxLoop, handPromiseLoop } from '../baselines/hand-mailbox';
@@ -29,6 +32,8 @@ const LABELS: Record<string, string> = {
   pQueue: 'p-queue per key, 256 unfinished',
   groupBy: '`groupBy` + `mergeMap(concatMap)`',
   hand: 'hand-written loop (the floor)',
+  cjs: 'keyedDispatch, the shipped CommonJS build',
+  esm: 'keyedDispatch, the shipped ESM build',
 };
 
 interface Cell extends Alternation {
@@ -49,6 +54,7 @@ function contendersOf(shape: Shape, keys: number): string[] {
     ...(shape === 'async' ? ['chain', 'pQueue'] : []),
     ...(few ? ['groupBy'] : []),
     ...(shape === 'array' && few ? ['metrics', 'longTurns'] : []),
+    ...(shape === 'async' && few ? ['cjs', 'esm'] : []),
     'hand',
   ];
 }
@@ -73,6 +79,14 @@ class Counted extends Subscriber<Message> {
   protected override _next(): void {
     this.values++;
   }
+}
+
+/** dist/, as `npm run build` writes it: the package's two formats (`npm run` starts in the package root). */
+const DIST = join(process.cwd(), 'dist');
+
+/** The library as the package ships it, in either format (Node loads the ESM build through require). */
+function shipped(format: 'cjs' | 'esm'): typeof import('../../src') {
+  return require(join(DIST, format === 'cjs' ? 'index.js' : 'index.mjs'));
 }
 
 /** A bounded per-key baseline fed by its producer; resolves to the messages finished. */
@@ -116,6 +130,11 @@ export function cell({ shape, keys, messages, contenders }: Cell): Record<string
     handMailboxLoop(input[Symbol.iterator](), keyOf, each);
     return n;
   };
+  const build = (format: 'cjs' | 'esm') => {
+    const lib = shipped(format);
+    const options = { key: keyOf, handle, executor: new lib.KeyedExecutor() };
+    return () => counted(lib.fromIterable(input).pipe(lib.keyedDispatch(options)));
+  };
   const all: Record<string, () => Promise<number> | number> = {
     ours: dispatch(),
     metrics: dispatch(new DispatchMetrics()),
@@ -131,6 +150,9 @@ export function cell({ shape, keys, messages, contenders }: Cell): Record<string
       ),
     hand: shape === 'async' ? () => handPromiseLoop(input, keyOf, promise) : hand,
   };
+  // Loaded only where a cell runs them: the other cells need no build.
+  if (contenders.includes('cjs')) all.cjs = build('cjs');
+  if (contenders.includes('esm')) all.esm = build('esm');
   return Object.fromEntries(
     contenders.map((id) => [
       id,
@@ -152,9 +174,11 @@ const METHOD = `Each cell (a handler shape and a key count) is one fresh process
 - **p-queue per key** (the strongest peer): a Map of \`PQueue({ concurrency: 1 })\` per key, forgotten when the key's last message ends, with the same bound and producer.
 - **\`groupBy\` + \`mergeMap(concatMap)\`** (what RxJS users write instead): from \`from(array)\`; at 1,000 keys only (at 100,000 a run takes tens of seconds).
 - **Hand-written loop** (the floor, no lanes, no fairness, no errors): a Map of queues counting \`[m]\`, subscribing a bare \`Subscriber\` to each \`of(m)\`, or, for Promise handlers, starting a key's next message in its predecessor's \`then\`.
+- **The shipped builds**: the same keyedDispatch from \`dist/index.js\` (CommonJS) and \`dist/index.mjs\` (ESM), as \`npm run build\` writes them, for a Promise handler at 1,000 keys; their ratio is the median of per-round ratios of the CommonJS build's rate to the ESM build's.
 - **Metrics**: keyedDispatch with a \`DispatchMetrics\` whose snapshots are watched, as a dashboard does; its figure is the median of per-round ratios of its rate to keyedDispatch's without metrics.`;
 
 async function run({ rounds = 5 }: { rounds?: number }): Promise<Report> {
+  if (!existsSync(join(DIST, 'index.mjs'))) execFileSync('npm', ['run', 'build'], { stdio: 'inherit' });
   const cells = new Map<string, Rounds>();
   for (const shape of Object.keys(SHAPES) as Shape[]) {
     for (const keys of KEYS) {
@@ -181,6 +205,11 @@ async function run({ rounds = 5 }: { rounds?: number }): Promise<Report> {
       `## \`${SHAPES[shape]}\`\n\n${table(['keys', 'contender', 'msgs/s', 'keyedDispatch ÷ it'], rows)}`,
     );
   }
+  const builds = ratios(cells.get('async-1000') as Rounds, 'cjs', 'esm');
+  figures['cjs-esm'] = times(median(builds));
+  sections.push(
+    `The shipped CommonJS build ÷ the shipped ESM build, \`async\` handler, 1,000 keys: ${ratioCell(builds)}.`,
+  );
   const array = cells.get('array-1000') as Rounds;
   figures.metrics = times(median(ratios(array, 'metrics', 'ours')));
   figures['long-turns'] = times(median(ratios(array, 'longTurns', 'ours')));
