@@ -1,7 +1,7 @@
 import { asapScheduler, type Subscription } from 'rxjs';
 import { threadLoop } from '../engine/lane-loop';
 import { isBatchFailures, isGaveUp } from '../failure-policy';
-import type { Routed, Router } from './router';
+import { hottest, type KeyBacklog, type Routed, type Router } from './router';
 
 /** A key's messages in a batch router. */
 interface KeyBatches<T> {
@@ -125,10 +125,11 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     return this.keys.get(key)?.unfinished ?? 0;
   }
 
-  hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
-    const all: Array<{ key: unknown; backlog: number }> = [];
-    for (const [key, batches] of this.keys) all.push({ key, backlog: batches.unfinished });
-    return all.sort((a, b) => b.backlog - a.backlog).slice(0, n);
+  hotKeys(n: number): KeyBacklog[] {
+    return hottest(
+      Array.from(this.keys, ([key, batches]) => ({ key, backlog: batches.unfinished })),
+      n,
+    );
   }
 
   close(): void {

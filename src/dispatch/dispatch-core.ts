@@ -16,7 +16,7 @@ import {
 } from '../receiver';
 import { type DispatchCounters, type DispatchSnapshot, type HotKey, statsLink } from '../stats';
 import type { TransportFault } from '../transport-fault';
-import type { Routed, Router } from './router';
+import { hottest, type Routed, type Router } from './router';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
 export class WindowOverflowError extends Error {
@@ -476,7 +476,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     for (const [key, queue] of this.parked) {
       hot.set(key, { key, backlog: this.router.backlogOf(key) + queue.size, parked: queue.size });
     }
-    return [...hot.values()].sort((a, b) => b.backlog - a.backlog).slice(0, n);
+    return hottest([...hot.values()], n);
   }
 }
 

@@ -4,7 +4,7 @@ import { type HandlerContext, type Mailbox, type MailboxOwner, MailboxState } fr
 import { MailboxTable } from '../engine/mailbox-table';
 import type { HandlerTimer } from '../stats';
 import type { LaneWork } from './lanes';
-import type { Routed, Router } from './router';
+import { hottest, type KeyBacklog, type Routed, type Router } from './router';
 
 /**
  * Routing on event-loop lanes: a mailbox per key with unfinished messages, pinned to a lane of the
@@ -91,11 +91,14 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     return mailbox === undefined ? 0 : mailbox.unfinished;
   }
 
-  hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
-    const all: Array<{ key: unknown; backlog: number }> = [];
-    for (const mailbox of this.mailboxes.liveMailboxes())
-      all.push({ key: mailbox.key, backlog: mailbox.unfinished });
-    return all.sort((a, b) => b.backlog - a.backlog).slice(0, n);
+  hotKeys(n: number): KeyBacklog[] {
+    return hottest(
+      Array.from(this.mailboxes.liveMailboxes(), (mailbox) => ({
+        key: mailbox.key,
+        backlog: mailbox.unfinished,
+      })),
+      n,
+    );
   }
 
   close(): void {

@@ -3,6 +3,17 @@
  * (event-loop lanes, thread lanes). The dispatcher core knows nothing about lanes or threads; every
  * question about messages it has handed over (what is queued, what a key holds) is asked of its router.
  */
+/** A key and its unfinished messages. */
+export interface KeyBacklog {
+  key: unknown;
+  backlog: number;
+}
+
+/** The `n` of `backlogs` with the most unfinished messages, largest first: every router's `hotKeys`. */
+export function hottest<B extends KeyBacklog>(backlogs: B[], n: number): B[] {
+  return backlogs.sort((a, b) => b.backlog - a.backlog).slice(0, n);
+}
+
 export interface Router<T, K> {
   /** Starts routing; throws when the executor cannot take a dispatcher (closed). */
   open(): void;
@@ -21,7 +32,7 @@ export interface Router<T, K> {
   /** Unfinished messages of `key` (0 when it has none). */
   backlogOf(key: K): number;
   /** The `n` keys with the most unfinished messages, largest first. */
-  hotKeys(n: number): Array<{ key: unknown; backlog: number }>;
+  hotKeys(n: number): KeyBacklog[];
   /** Keys with unfinished messages (one mailbox each). */
   readonly liveMailboxes: number;
   /**

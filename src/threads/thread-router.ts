@@ -1,5 +1,5 @@
 import type { LaneWork } from '../dispatch/lanes';
-import type { Routed, Router } from '../dispatch/router';
+import { hottest, type KeyBacklog, type Routed, type Router } from '../dispatch/router';
 import { isKeyFailure } from '../key-failure';
 import { NoThreadLaneError } from './errors';
 import type { TransferItem } from './protocol';
@@ -112,10 +112,11 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     return this.placements.get(key)?.unfinished ?? 0;
   }
 
-  hotKeys(n: number): Array<{ key: unknown; backlog: number }> {
-    const all: Array<{ key: unknown; backlog: number }> = [];
-    for (const [key, placement] of this.placements) all.push({ key, backlog: placement.unfinished });
-    return all.sort((a, b) => b.backlog - a.backlog).slice(0, n);
+  hotKeys(n: number): KeyBacklog[] {
+    return hottest(
+      Array.from(this.placements, ([key, placement]) => ({ key, backlog: placement.unfinished })),
+      n,
+    );
   }
 
   close(): void {
