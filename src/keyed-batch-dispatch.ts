@@ -53,7 +53,8 @@ function resolveBatchDispatchOptions<T, K, R>(
       batches: true,
       handle: handle as Handle<T[], K, R>,
       policy: policy === undefined ? undefined : (h) => withBatchPolicy(policy, h),
-      inFront: (dispatcher, lanes) => new BatchRouter<T, K, R>(dispatcher, maxBatch, maxPerKey, lanes),
+      inFront: (dispatcher, lanes, loop) =>
+        new BatchRouter<T, K, R>(dispatcher, maxBatch, maxPerKey, lanes, loop),
     };
   });
 }

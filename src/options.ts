@@ -1,6 +1,7 @@
 import type { ObservableInput } from 'rxjs';
-import { type Lanes, lanesOf } from './dispatch/lanes';
+import { type Lanes, lanesOfOption } from './dispatch/lanes';
 import type { Routed, Router } from './dispatch/router';
+import type { LaneLoop } from './engine/lane-loop';
 import type { HandlerContext } from './engine/mailbox';
 import { KeyedExecutor } from './executor';
 import {
@@ -133,7 +134,7 @@ export interface ResolvedDispatchOptions<T, K, R> {
 /**
  * What runs for admitted messages: a handler of one message per call (`keyedDispatch`), or of per-key
  * batches (`keyedBatchDispatch`), which `inFront` makes in front of the lane router it builds with
- * `lanes`; `policy` is the failure policy to put around the handler, where it runs. The batch router
+ * `lanes` (and whose first batches it hands over under `loop`); `policy` is the failure policy to put around the handler, where it runs. The batch router
  * comes with the options, so a bundle of `keyedDispatch` alone leaves it out.
  */
 export type Handling<T, K, R> =
@@ -149,6 +150,7 @@ export type Handling<T, K, R> =
       readonly inFront: (
         dispatcher: Routed<T, K, R>,
         lanes: (routed: Routed<T[], K, R>) => Router<T[], K>,
+        loop: LaneLoop,
       ) => Router<T, K>;
     };
 
@@ -261,12 +263,7 @@ function lanesFor(
       : threadHandler === undefined
         ? KeyedExecutor.shared
         : sharedExecutorOf(threadHandler);
-  const lanes = lanesOf(given);
-  if (lanes === undefined) {
-    throw new TypeError(
-      `${owner}: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
-    );
-  }
+  const lanes = lanesOfOption(owner, given);
   if (threadHandler === undefined && lanes.name === 'ThreadExecutor') {
     throw new TypeError(
       `${owner}: \`executor\` is a ThreadExecutor, so \`handle\` must be threadHandler(module, exportName), got a function`,

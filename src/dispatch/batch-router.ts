@@ -1,5 +1,5 @@
 import { asapScheduler, type Subscription } from 'rxjs';
-import { threadLoop } from '../engine/lane-loop';
+import type { LaneLoop } from '../engine/lane-loop';
 import { isBatchFailures, isGaveUp } from '../failure-policy';
 import { hottest, type KeyBacklog, type Routed, type Router } from './router';
 
@@ -37,6 +37,8 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
     private readonly maxPerKey: number,
     inner: (routed: Routed<T[], K, R>) => Router<T[], K>,
+    /** The lane loop of this thread (`Lanes.loop`), held while a burst's first batches are handed over. */
+    private readonly loop: LaneLoop,
   ) {
     this.inner = inner(this);
   }
@@ -70,14 +72,14 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
       const keys = this.starting;
       this.starting = [];
       // Every batch is handed over before any lane runs: the keys take their turns in order.
-      threadLoop.hold();
+      this.loop.hold();
       try {
         for (const k of keys) {
           const batches = this.keys.get(k);
           if (batches !== undefined && batches.running === null) this.handOver(k, batches);
         }
       } finally {
-        threadLoop.release();
+        this.loop.release();
       }
     });
   }

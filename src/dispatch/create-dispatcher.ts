@@ -14,26 +14,26 @@ export function createDispatcher<T, K, R>(
 ): DispatchCore<T, K, R> {
   const { handling, lanes, threadHandler, throughput } = options;
   const timer = options.stats ? statsLink(options.stats).handlerTimer() : null;
+  const work = { threadHandler, throughput, timer };
   return new DispatchCore(options, subscriber, (core) =>
     handling.batches
-      ? handling.inFront(core, (batches) =>
-          lanes.router(batches, {
-            handle: handling.handle,
-            threadHandler,
-            policy: handling.policy,
-            throughput,
-            maxPerKey: 1,
-            timer,
-            sizeOf: (batch: T[]) => batch.length,
-          }),
+      ? handling.inFront(
+          core,
+          (batches) =>
+            lanes.router(batches, {
+              ...work,
+              handle: handling.handle,
+              policy: handling.policy,
+              maxPerKey: 1,
+              sizeOf: (batch: T[]) => batch.length,
+            }),
+          lanes.loop,
         )
       : lanes.router(core, {
+          ...work,
           handle: handling.handle,
-          threadHandler,
           policy: handling.policy,
-          throughput,
           maxPerKey: options.maxPerKey,
-          timer,
           sizeOf: undefined,
         }),
   );

@@ -3,6 +3,7 @@ import type { LaneSet } from '../engine/lane-set';
 import type { Handle, PolicyWrap } from '../failure-policy';
 import { sharedSlot } from '../internal/shared-slot';
 import type { HandlerTimer } from '../stats';
+import { describe } from '../validate';
 import type { Routed, Router } from './router';
 
 /**
@@ -65,4 +66,15 @@ export function attachLanes(executor: object, lanes: Lanes): void {
 /** The lanes of `executor`, of this copy of the library or of another; undefined for anything else. */
 export function lanesOf(executor: unknown): Lanes | undefined {
   return slot.of(executor);
+}
+
+/** The lanes of the `executor` option; a `TypeError` naming `owner` when it is no executor. */
+export function lanesOfOption(owner: string, executor: unknown): Lanes {
+  const lanes = slot.of(executor);
+  if (lanes === undefined) {
+    throw new TypeError(
+      `${owner}: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
+    );
+  }
+  return lanes;
 }

@@ -8,7 +8,7 @@ import {
 } from 'rxjs';
 import { createDispatcher } from '../dispatch/create-dispatcher';
 import { type DispatchCore, throwAll } from '../dispatch/dispatch-core';
-import { type Lanes, lanesOf } from '../dispatch/lanes';
+import { type Lanes, lanesOfOption } from '../dispatch/lanes';
 import { KeyedExecutor } from '../executor';
 import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from '../options';
 import type { DispatchStats } from '../stats';
@@ -145,14 +145,8 @@ export class DispatchRuntime {
       );
     }
     const executor = options.executor ?? new KeyedExecutor();
-    const lanes = lanesOf(executor);
-    if (lanes === undefined) {
-      throw new TypeError(
-        `DispatchRuntime: expected \`executor\` to be a KeyedExecutor or a ThreadExecutor, got ${describe(executor)}`,
-      );
-    }
     this.executor = executor;
-    this.#lanes = lanes;
+    this.#lanes = lanesOfOption('DispatchRuntime', executor);
     this.#scheduler = options.scheduler ?? asyncScheduler;
     const names = new Set<string>();
     this.#components = components.map((component, i) => {
