@@ -74,8 +74,6 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private maxInFlightSeen = 0;
   private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
 
-  /** The lanes on this thread its handlers run on, which metrics measure; null on thread lanes. */
-  readonly localLanes: LaneSet | null;
   /** The lane loop of this thread, which batches admissions (see `Lanes.loop`). */
   private readonly loop: LaneLoop;
 
@@ -84,10 +82,14 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     private readonly subscriber: Subscriber<R>,
     router: (dispatcher: DispatchCore<T, K, R>) => Router<T, K>,
   ) {
-    this.localLanes = options.lanes.local;
     this.loop = options.lanes.loop;
     this.router = router(this);
     this.requestAt = Math.min(options.batch, options.maxParked);
+  }
+
+  /** The lanes on this thread its handlers run on, which metrics measure; null on thread lanes. */
+  get localLanes(): LaneSet | null {
+    return this.options.lanes.local;
   }
 
   start(source: Observable<T>): void {
@@ -202,7 +204,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     // Counted before routing (a handler may finish within it), recorded as a peak only once admitted.
     const inFlight = ++this.inFlight;
     // The common case stays here, small: nothing parked and the key under its share.
-    if (this.parkedCount !== 0 || !this.router.route(key, message)) this.admitParked(key, message, inFlight);
+    if (this.parkedCount !== 0 || !this.router.route(key, message)) this.admitParked(key, message);
     else if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
   }
 
@@ -211,14 +213,12 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
    * share): it goes behind its key's parked messages, if any, or into the window, or parks. Kept out
    * of `admit`, which every delivered message runs through.
    */
-  private admitParked(key: K, message: T, inFlight: number): void {
-    // With nothing parked, the router has refused it already; else it is tried unless its key waits.
-    if (this.parkedCount !== 0 && !this.parked.has(key) && this.router.route(key, message)) {
-      if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
-      return;
-    }
+  private admitParked(key: K, message: T): void {
+    // Not admitted yet: `enter` counts it again if it goes into the window.
     this.admitted--;
     this.inFlight--;
+    // With nothing parked, the router has refused it already; else it is tried unless its key waits.
+    if (this.parkedCount !== 0 && !this.parked.has(key) && this.enter(key, message)) return;
     this.park(key, message);
   }
 
