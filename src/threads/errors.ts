@@ -1,6 +1,8 @@
+import { errorTextOf } from '../internal/text-of';
+
 /** Why a thread died, as best known: the error it raised, or its exit code. */
 function cause(exitCode: number, error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : `exit code ${exitCode}`;
+  return error instanceof Error ? errorTextOf(error) : `exit code ${exitCode}`;
 }
 
 /**

@@ -18,7 +18,6 @@ import { TicketBoard } from './tickets';
 export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, RetriesOwner<T, K, R> {
   channel = 0;
   readonly tickets: TicketBoard;
-  readonly holdsFailures: boolean;
   /** The failure policy's side on this thread; null without a policy. */
   private readonly retries: ThreadRetries<T, K, R> | null;
   /** Keys with unfinished messages and the thread each is pinned to. */
@@ -44,7 +43,11 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     const policy = work.policy;
     this.tickets = new TicketBoard((page) => this.threads.sharePage(this, page));
     this.retries = policy === undefined ? null : new ThreadRetries(policy, this);
-    this.holdsFailures = policy !== undefined;
+  }
+
+  /** With a failure policy, a failed run stays held in its thread for the policy. */
+  get holdsFailures(): boolean {
+    return this.retries !== null;
   }
 
   get liveMailboxes(): number {

@@ -155,7 +155,9 @@ export function readToThread(batch: readonly unknown[], side: ThreadSide): void 
         }
       }
       i = end;
-    } else if (op === ToThread.Open) {
+      continue;
+    }
+    if (op === ToThread.Open) {
       side.open(
         batch[i + 1] as number,
         batch[i + 2] as string,
@@ -164,23 +166,18 @@ export function readToThread(batch: readonly unknown[], side: ThreadSide): void 
         batch[i + 5] as Int32Array[],
         batch[i + 6] as boolean,
       );
-      i += 7;
     } else if (op === ToThread.Retry) {
       side.channel(batch[i + 1] as number)?.retry(batch[i + 2] as number, batch[i + 3] as number);
-      i += 4;
     } else if (op === ToThread.Release) {
       side.channel(batch[i + 1] as number)?.release(batch[i + 2] as number);
-      i += 3;
     } else if (op === ToThread.Page) {
       side.channel(batch[i + 1] as number)?.page(batch[i + 2] as Int32Array);
-      i += 3;
     } else if (op === ToThread.Close) {
       side.close(batch[i + 1] as number);
-      i += 2;
     } else {
       side.stop();
-      i += 1;
     }
+    i += 1 + toThreadFields(op);
   }
 }
 
@@ -236,16 +233,10 @@ export function writeFailed(batch: unknown[], messageId: number, error: unknown)
 export function readToMain(batch: readonly unknown[], side: MainSide): void {
   for (let i = 0; i < batch.length; ) {
     const op = batch[i] as ToMain;
-    if (op === ToMain.Next) {
-      side.next(batch[i + 1] as number, batch[i + 2]);
-      i += 3;
-    } else if (op === ToMain.Done) {
-      side.done(batch[i + 1] as number);
-      i += 2;
-    } else {
-      side.failed(batch[i + 1] as number, batch[i + 2]);
-      i += 3;
-    }
+    if (op === ToMain.Next) side.next(batch[i + 1] as number, batch[i + 2]);
+    else if (op === ToMain.Done) side.done(batch[i + 1] as number);
+    else side.failed(batch[i + 1] as number, batch[i + 2]);
+    i += 1 + toMainFields(op);
   }
 }
 
@@ -258,8 +249,13 @@ export function eachToMainAlone(
   each: (record: unknown[], at: number) => void,
 ): void {
   for (let i = 0; i < batch.length; ) {
-    const width = batch[i] === ToMain.Done ? 2 : 3;
+    const width = 1 + toMainFields(batch[i] as ToMain);
     each(batch.slice(i, i + width), i);
     i += width;
   }
+}
+
+/** Fields after the op code of a record to the main thread. */
+function toMainFields(op: ToMain): number {
+  return op === ToMain.Done ? 1 : 2;
 }
