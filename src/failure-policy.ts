@@ -55,8 +55,8 @@ export interface RetryPolicyOptions<T, K> {
    * undefined). Once what it returns completes, the message is settled `dead-lettered`: its receiver
    * acknowledges it, the dead letter being its handling. It runs inside the key's mailbox (on the main
    * thread, for thread lanes): the key's next message waits until what it returns completes (values it
-   * emits are ignored); a return that is not an object (nothing, a number, a boolean) is ignored. If it throws or errors, that error errors the output, as a handler error does
-   * without a policy. Default: none (the message is settled `failed`, and its receiver's `onFailed`
+   * emits are ignored); a return that is not an object (nothing, a number, a boolean) is ignored. If
+   * it throws or errors, that error errors the output, as a handler error does without a policy. Default: none (the message is settled `failed`, and its receiver's `onFailed`
    * says what becomes of it).
    */
   // biome-ignore lint/suspicious/noConfusingVoidType: a callback with nothing to wait for returns nothing.

@@ -173,9 +173,10 @@ export class KafkaReceiver extends Receiver<KafkaMessage> {
   /** `close()` before any subscription: the consumer leaves without having joined. */
   #closedUnopened: Promise<void> | null = null;
 
-  /** `name`: how errors and transport faults name this receiver (`fromKafka()`); `KafkaReceiver` by default. */
   readonly #adapter: KafkaConsumerAdapter;
   readonly #name: string;
+
+  /** `name`: how errors and transport faults name this receiver (`fromKafka()`); `KafkaReceiver` by default. */
 
   constructor(adapter: KafkaConsumerAdapter, options: KafkaReceiverOptions = {}, name = 'KafkaReceiver') {
     super(name);

@@ -10,12 +10,13 @@ export class ClosableReceiver<T> extends Receiver<T> {
   readonly #sessions = new Set<PullSession<T>>();
   #closing: Promise<void> | null = null;
 
+  readonly #open: (sink: ReceiverSink<T>) => PullSession<T>;
+  readonly #closeTimeoutMs: number;
+
   /**
    * `closeTimeoutMs`: how long `close()` waits for delivered messages to settle; `name`: how errors name
    * the receiver (`fromSpool()`), `ClosableReceiver` by default.
    */
-  readonly #open: (sink: ReceiverSink<T>) => PullSession<T>;
-  readonly #closeTimeoutMs: number;
 
   constructor(open: (sink: ReceiverSink<T>) => PullSession<T>, closeTimeoutMs: number, name?: string) {
     super(name);
