@@ -32,9 +32,8 @@ let shared: KeyedExecutor | undefined;
  * that owns them, taking turns, so they give fairness and isolation between keys (an async handler
  * holds no lane), not CPU parallelism: CPU-bound handlers belong on thread lanes (`ThreadExecutor`).
  *
- * Placement of a new mailbox: the lane running right now if nothing else is queued on it; else a parked
- * lane (nothing ready), scanning round-robin; else the least loaded lane, by ready mailboxes, then
- * pinned ones, so that new keys spread over busy lanes instead of piling onto one.
+ * Placement of a new mailbox: the lane running right now if nothing else is queued on it (no hand-off
+ * at all); else the dispatcher's next lane in turn, so that its keys spread evenly over the lanes.
  */
 export class KeyedExecutor {
   /** The process-wide executor used when `keyedDispatch` is given none. It holds no handle, so it never keeps the process alive. */

@@ -1,5 +1,5 @@
 import { MailboxState } from '../../src/engine/mailbox';
-import { CHECK_EVERY, MailboxTable, POOL_LIMIT, PROBE_LIMIT } from '../../src/engine/mailbox-table';
+import { CHECK_EVERY, MailboxTable, POOL_LIMIT, PROBE_LIMIT } from '../../src/dispatch/event-loop-router';
 
 /** Takes the mailbox of `key` and marks it live, as a dispatcher opening it on a lane would. */
 function open(table: MailboxTable<string, number, never>, key: number) {
@@ -23,9 +23,9 @@ describe('MailboxTable (the mailboxes of one dispatcher and its pool)', () => {
   it('gives a key that comes back the mailbox it drained, still filed under it', () => {
     const table = new MailboxTable<string, number, never>();
     const first = open(table, 7);
-    first.queue.push('m');
+    first.pushMessage('m');
     table.release(first);
-    expect(first.queue.size).toBe(0);
+    expect(first.queued).toBe(0);
     const again = table.take(7);
     expect(again).toBe(first);
     expect(again.state).toBe(MailboxState.Pooled);

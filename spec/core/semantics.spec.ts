@@ -112,8 +112,8 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
     await flushMicrotasks();
     expect(stats.liveMailboxes).toBe(0);
     expect(executor.liveMailboxes).toBe(0);
-    // k comes back and is placed by the rule again: parked lanes are scanned round-robin, so after
-    // 'other' took lane 1, k lands on lane 2, not on the lane 0 its drained mailbox had.
+    // k comes back and is placed by the rule again: lanes are taken in turn, so after 'other' took
+    // lane 1, k lands on lane 2, not on the lane 0 its drained mailbox had.
     gate = deferred();
     source.next({ key: 'other', seq: 1 });
     source.next({ key: 'k', seq: 2 });
@@ -153,7 +153,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
     sub.unsubscribe();
   });
 
-  it('places new mailboxes on parked lanes first, then on the least loaded lane', () => {
+  it('places new mailboxes on the lanes in turn', () => {
     const placed: Array<[string, number]> = [];
     const never = new Promise<never>(() => {});
     const sub = from(['a', 'b', 'c', 'd', 'e', 'f'].map((key, seq) => ({ key, seq })))
@@ -168,7 +168,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
         }),
       )
       .subscribe();
-    // All six arrive in one admission batch: three parked lanes, then one more each by least load.
+    // All six arrive in one admission batch: each lane in turn, twice.
     expect(placed.sort()).toEqual([
       ['a', 0],
       ['b', 1],
@@ -238,7 +238,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
 
   it('lets a lane start 16 handlers before the next lane with ready work gets the thread, finishing the turn in progress', async () => {
     const two = new KeyedExecutor({ workers: 2 });
-    // a and b arrive in one admission batch and land on the two parked lanes.
+    // a and b arrive in one admission batch and land on the two lanes in turn.
     const messages = [
       ...Array.from({ length: 22 }, (_, i) => ({ key: 'a', seq: i })),
       ...Array.from({ length: 22 }, (_, i) => ({ key: 'b', seq: i })),

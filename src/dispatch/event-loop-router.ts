@@ -1,7 +1,7 @@
 import type { ObservableInput } from 'rxjs';
+import type { Lane } from '../engine/lane';
 import type { LaneSet } from '../engine/lane-set';
-import { type HandlerContext, type Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
-import { MailboxTable } from '../engine/mailbox-table';
+import { type HandlerContext, Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
 import type { HandlerTimer } from '../stats';
 import type { LaneWork } from './lanes';
 import { hottest, type KeyBacklog, type Routed, type Router } from './router';
@@ -9,7 +9,11 @@ import { hottest, type KeyBacklog, type Routed, type Router } from './router';
 /**
  * Routing on event-loop lanes: a mailbox per key with unfinished messages, pinned to a lane of the
  * executor when it opens, run by the lane loop of this thread. It owns the mailboxes (their table and
- * pool) and runs the user's handler for them.
+ * pool, below), places them on lanes and runs the user's handler for them.
+ *
+ * Placement of a new mailbox, in constant time: the lane running right now if nothing else is queued
+ * on it (no hand-off at all), else the dispatcher's next lane in turn, so that its keys spread evenly
+ * over the lanes.
  */
 export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K, R> {
   /** Mailboxes by key, live only while their key has unfinished messages, and the pool of drained ones. */
@@ -29,6 +33,8 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   private readonly maxPerKey: number;
   /** Messages in an item, when items are batches (see `MailboxOwner`). */
   readonly sizeOf: ((item: T) => number) | undefined;
+  /** The lane the next new mailbox goes to, unless it goes to the running lane. */
+  private nextLane = 0;
 
   constructor(
     private readonly dispatcher: Routed<T, K, R>,
@@ -58,7 +64,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     const mailbox = this.mailboxes.take(key);
     if (mailbox.unfinished >= this.maxPerKey) return false;
     if (mailbox.state === MailboxState.Pooled) {
-      const lane = this.lanes.pickLane();
+      const lane = this.place();
       lane.pinned++;
       mailbox.open(key, lane, this);
     }
@@ -66,12 +72,22 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     return true;
   }
 
+  /** The lane a new mailbox is pinned to (see the class comment). */
+  private place(): Lane {
+    const current = this.lanes.currentLane;
+    if (current !== null && current.ready.size === 0) return current;
+    const lanes = this.lanes.lanes;
+    const lane = lanes[this.nextLane];
+    // Wraps by comparison, not `%`: an integer division costs more than the rest of the choice.
+    if (++this.nextLane === lanes.length) this.nextLane = 0;
+    return lane;
+  }
+
   discard(matches: (message: T) => boolean): T[] {
     const discarded: T[] = [];
     for (const mailbox of this.mailboxes.liveMailboxes()) {
       // A mailbox left empty stays in its lane's FIFO until its turn, which finds nothing and retires it.
-      const removed = mailbox.queue.removeWhere(matches);
-      mailbox.unfinished -= removed.length;
+      const removed = mailbox.removeMessagesWhere(matches);
       for (const m of removed) discarded.push(m);
     }
     return discarded;
@@ -81,7 +97,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     const messages: T[] = [];
     for (const mailbox of this.mailboxes.liveMailboxes()) {
       if (isRunning(mailbox)) messages.push(mailbox.current as T);
-      for (const m of mailbox.queue.toArray()) messages.push(m);
+      for (const m of mailbox.queuedMessages()) messages.push(m);
     }
     return messages;
   }
@@ -170,4 +186,175 @@ function isRunning<T, K, R>(mailbox: Mailbox<T, K, R>): boolean {
     mailbox.state === MailboxState.Waiting ||
     mailbox.state === MailboxState.Completing
   );
+}
+
+/** Drained mailboxes a dispatcher keeps filed under their last key; the same number again unfiled. */
+export const POOL_LIMIT = 1024;
+
+/** Once the filed pool is full, one drained mailbox in this many replaces the one filed longest ago. */
+const REFRESH_EVERY = 16;
+
+/** Drained mailboxes between two looks at whether filing pays. */
+export const CHECK_EVERY = 4096;
+
+/** The filed pool's size while filing does not pay: enough to notice when keys start coming back. */
+export const PROBE_LIMIT = 64;
+
+/**
+ * The mailboxes of one dispatcher by key, and its pool of drained ones.
+ *
+ * A drained mailbox stays in the map under its last key while the filed pool has room, so a key that
+ * comes back gets it back with one lookup, instead of a deletion now and an insertion then (and the
+ * rehash that every few hundred insertions allocates a new table). Once `POOL_LIMIT` mailboxes are
+ * filed, a drained one leaves the map for the unfiled pool, which serves new keys, except
+ * one in `REFRESH_EVERY`, which takes the place of the one filed longest ago: the filed pool follows a
+ * key space that moves. A pooled mailbox holds no messages, is on no lane and is not live; memory never
+ * grows with the number of keys seen.
+ *
+ * In a key space too large to recur within the pool (100,000 keys), filed mailboxes are almost never
+ * taken back, and the thousand of them only make the map larger for every other key. So every
+ * `CHECK_EVERY` drained mailboxes the table looks at how many filed ones were taken back: fewer than half
+ * a take per filed slot (about one take in eight at the full pool), and the filed pool shrinks to
+ * `PROBE_LIMIT`; as many per probe, and it may grow back to `POOL_LIMIT`.
+ */
+export class MailboxTable<T, K, R> {
+  /** Live mailboxes, and filed ones under the key they last served. */
+  private readonly byKey = new Map<K, Mailbox<T, K, R>>();
+  /** The filed pool, linked through `olderPooled`/`newerPooled`: drained longest ago first. */
+  private oldest: Mailbox<T, K, R> | null = null;
+  private newest: Mailbox<T, K, R> | null = null;
+  private filed = 0;
+  /** The unfiled pool: a stack linked through `newerPooled`, most recently drained (cache-warm) on top. */
+  private unfiled: Mailbox<T, K, R> | null = null;
+  private unfiledCount = 0;
+  /** Drained mailboxes until the next one replaces the oldest filed one (while the filed pool is full). */
+  private untilRefresh = REFRESH_EVERY;
+  /** How many may be filed now: `POOL_LIMIT` while filing pays, else `PROBE_LIMIT`. */
+  private fileLimit = POOL_LIMIT;
+  /** Drained mailboxes until the next look at whether filing pays, and filed ones taken back since the last. */
+  private untilCheck = CHECK_EVERY;
+  private revived = 0;
+
+  /** Mailboxes holding messages. */
+  get live(): number {
+    return this.byKey.size - this.filed;
+  }
+
+  /** Keys in the map: those with a live mailbox and those with a filed one. */
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  /** The live mailbox of `key`, if it has one. */
+  get(key: K): Mailbox<T, K, R> | undefined {
+    const mailbox = this.byKey.get(key);
+    return mailbox === undefined || mailbox.state === MailboxState.Pooled ? undefined : mailbox;
+  }
+
+  /**
+   * The mailbox of `key`: its live one, else its filed one, else an unfiled or new one, in the map
+   * under `key`. Unless it was live it is still `Pooled`: the caller opens it on a lane.
+   */
+  take(key: K): Mailbox<T, K, R> {
+    const known = this.byKey.get(key);
+    if (known !== undefined) {
+      if (known.state === MailboxState.Pooled) {
+        this.unfile(known);
+        this.revived++;
+      }
+      return known;
+    }
+    let mailbox = this.unfiled;
+    if (mailbox === null) mailbox = new Mailbox<T, K, R>();
+    else {
+      this.unfiled = mailbox.newerPooled;
+      mailbox.newerPooled = null;
+      this.unfiledCount--;
+    }
+    mailbox.key = key;
+    this.byKey.set(key, mailbox);
+    return mailbox;
+  }
+
+  /** `mailbox` ran dry: into the pool (its last user must not touch it after this). */
+  release(mailbox: Mailbox<T, K, R>): void {
+    mailbox.reset();
+    mailbox.state = MailboxState.Pooled;
+    if (--this.untilCheck === 0) this.checkFiling();
+    if (this.filed < this.fileLimit) this.file(mailbox);
+    else this.releaseWhenFull(mailbox);
+  }
+
+  /** Sizes the filed pool by how often filed mailboxes were taken back since the last look. */
+  private checkFiling(): void {
+    this.fileLimit = this.revived * 2 >= this.fileLimit ? POOL_LIMIT : PROBE_LIMIT;
+    this.untilCheck = CHECK_EVERY;
+    this.revived = 0;
+    while (this.filed > this.fileLimit) {
+      const oldest = this.oldest as Mailbox<T, K, R>;
+      this.unfile(oldest);
+      this.leave(oldest);
+    }
+  }
+
+  /** The filed pool is full: `mailbox` leaves the map, or, one time in `REFRESH_EVERY`, the oldest does. */
+  private releaseWhenFull(mailbox: Mailbox<T, K, R>): void {
+    if (--this.untilRefresh > 0) {
+      this.leave(mailbox);
+      return;
+    }
+    this.untilRefresh = REFRESH_EVERY;
+    const oldest = this.oldest as Mailbox<T, K, R>;
+    this.unfile(oldest);
+    this.leave(oldest);
+    this.file(mailbox);
+  }
+
+  /** Files a pooled mailbox under its key, as the newest. */
+  private file(mailbox: Mailbox<T, K, R>): void {
+    mailbox.olderPooled = this.newest;
+    if (this.newest === null) this.oldest = mailbox;
+    else this.newest.newerPooled = mailbox;
+    this.newest = mailbox;
+    this.filed++;
+  }
+
+  /** The live mailboxes. */
+  liveMailboxes(): Array<Mailbox<T, K, R>> {
+    const live: Array<Mailbox<T, K, R>> = [];
+    for (const mailbox of this.byKey.values()) if (mailbox.state !== MailboxState.Pooled) live.push(mailbox);
+    return live;
+  }
+
+  /** Forgets every mailbox, live and pooled. */
+  clear(): void {
+    this.byKey.clear();
+    this.oldest = null;
+    this.newest = null;
+    this.filed = 0;
+    this.unfiled = null;
+    this.unfiledCount = 0;
+  }
+
+  /** Takes a pooled mailbox out of the filed list (it stays in the map). */
+  private unfile(mailbox: Mailbox<T, K, R>): void {
+    const older = mailbox.olderPooled;
+    const newer = mailbox.newerPooled;
+    if (older === null) this.oldest = newer;
+    else older.newerPooled = newer;
+    if (newer === null) this.newest = older;
+    else newer.olderPooled = older;
+    mailbox.olderPooled = null;
+    mailbox.newerPooled = null;
+    this.filed--;
+  }
+
+  /** A pooled mailbox leaves the map, onto the unfiled stack if it has room. */
+  private leave(mailbox: Mailbox<T, K, R>): void {
+    this.byKey.delete(mailbox.key);
+    if (this.unfiledCount === POOL_LIMIT) return;
+    mailbox.newerPooled = this.unfiled;
+    this.unfiled = mailbox;
+    this.unfiledCount++;
+  }
 }

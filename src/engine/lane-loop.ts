@@ -74,8 +74,23 @@ export class LaneLoop {
   /** Lanes that ran in the drain being timed, to share its duration by their handler runs. */
   private readonly timedLanes: LoopLane[] = [];
 
+  /** Queues `runnable` on `lane`; a parked lane joins the run queue and runs now unless the loop is held. */
+  enqueue(lane: LoopLane, runnable: Runnable): void {
+    lane.ready.push(runnable);
+    if (lane.state === LaneState.Parked) this.wake(lane);
+  }
+
+  /**
+   * Queues work that arrives from outside any turn (a handler's Promise settling): a parked lane runs in
+   * a microtask rather than now, so the completions that settle in one batch of microtasks share one drain.
+   */
+  enqueueSoon(lane: LoopLane, runnable: Runnable): void {
+    lane.ready.push(runnable);
+    if (lane.state === LaneState.Parked) this.wakeSoon(lane);
+  }
+
   /** Puts a lane that just got ready work into the run queue, and runs it now if nothing holds the loop. */
-  wake(lane: LoopLane): void {
+  private wake(lane: LoopLane): void {
     lane.state = LaneState.Scheduled;
     this.scheduled.push(lane);
     if (!this.draining && this.holds === 0) this.drain();
@@ -85,7 +100,7 @@ export class LaneLoop {
    * Like `wake`, but the drain runs in a microtask (one for all the lanes woken meanwhile). Promises
    * settle in batches of microtasks: their completions then share one drain instead of one each.
    */
-  wakeSoon(lane: LoopLane): void {
+  private wakeSoon(lane: LoopLane): void {
     lane.state = LaneState.Scheduled;
     this.scheduled.push(lane);
     if (!this.draining && this.holds === 0) this.queueDrain();
@@ -119,6 +134,20 @@ export class LaneLoop {
     this.draining = true;
     this.current = lane;
     lane.state = LaneState.Running;
+    return true;
+  }
+
+  /**
+   * Runs `runnable` as a turn of `lane` right here when `beginTurn` allows it; false, running nothing,
+   * otherwise.
+   */
+  runNow(lane: LoopLane, runnable: Runnable): boolean {
+    if (!this.beginTurn(lane)) return false;
+    try {
+      runSafely(runnable);
+    } finally {
+      this.endTurn(lane);
+    }
     return true;
   }
 

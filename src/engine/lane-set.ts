@@ -30,21 +30,13 @@ export function terminateAll(clients: Iterable<ExecutorClient>, error: unknown, 
 }
 
 /**
- * The event-loop lanes behind a `KeyedExecutor`: the lanes, the choice of a lane for a new mailbox,
- * and the dispatchers running on them (stopped if the executor closes under them).
- *
- * Placement of a new mailbox:
- * 1. the lane running right now, if nothing else is queued on it (no hand-off at all);
- * 2. else a parked lane (nothing ready on it), scanning round-robin so parked lanes fill evenly;
- * 3. else the least loaded lane: fewest ready mailboxes, then fewest pinned mailboxes, so that new
- *    keys spread over busy lanes instead of piling onto one.
+ * The event-loop lanes behind a `KeyedExecutor`, and the dispatchers running on them (stopped if the
+ * executor closes under them). Each dispatcher's router places its mailboxes on these lanes.
  */
 export class LaneSet {
   readonly lanes: readonly Lane[];
   /** Dispatchers running on these lanes, stopped if they close under them. */
   private readonly clients = new Set<ExecutorClient>();
-  /** Where the round-robin scan for a parked lane starts next. */
-  private parkedCursor = 0;
   closed = false;
 
   constructor(workers: number) {
@@ -62,35 +54,6 @@ export class LaneSet {
     let n = 0;
     for (const lane of this.lanes) n += lane.pinned;
     return n;
-  }
-
-  /** Chooses the lane a new mailbox is pinned to (see the class comment). */
-  pickLane(): Lane {
-    const lanes = this.lanes;
-    const current = this.currentLane;
-    if (current !== null && current.ready.size === 0) return current;
-    const n = lanes.length;
-    // Wraps by comparison, not `%`: this runs for every new mailbox, and an integer division costs more
-    // than the rest of the scan.
-    for (let i = 0, at = this.parkedCursor; i < n; i++) {
-      const lane = lanes[at];
-      if (++at === n) at = 0;
-      if (lane.parked) {
-        this.parkedCursor = at;
-        return lane;
-      }
-    }
-    let best = lanes[0];
-    for (let i = 1; i < n; i++) {
-      const lane = lanes[i];
-      if (
-        lane.ready.size < best.ready.size ||
-        (lane.ready.size === best.ready.size && lane.pinned < best.pinned)
-      ) {
-        best = lane;
-      }
-    }
-    return best;
   }
 
   attach(client: ExecutorClient): void {

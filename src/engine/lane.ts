@@ -33,20 +33,6 @@ export class Lane implements SchedulerLike, LoopLane {
     return this.state === LaneState.Parked;
   }
 
-  enqueue(runnable: Runnable): void {
-    this.ready.push(runnable);
-    if (this.state === LaneState.Parked) this.loop.wake(this);
-  }
-
-  /**
-   * Queues work that arrives from outside any turn (a handler's Promise settling): the lane runs in a
-   * microtask rather than now, so the completions that settle in one batch of microtasks share one drain.
-   */
-  enqueueSoon(runnable: Runnable): void {
-    this.ready.push(runnable);
-    if (this.state === LaneState.Parked) this.loop.wakeSoon(this);
-  }
-
   now(): number {
     return asyncScheduler.now();
   }
@@ -97,6 +83,6 @@ class LaneAction<T> extends Subscription implements SchedulerAction<T>, Runnable
   private post(): void {
     if (this.queued) return;
     this.queued = true;
-    this.lane.enqueue(this);
+    this.lane.loop.enqueue(this.lane, this);
   }
 }

@@ -12,6 +12,12 @@ import { textOf } from '../internal/text-of';
 import type { Lane } from './lane';
 import { type Runnable, reportLater } from './lane-loop';
 
+/**
+ * RxJS's Observable class, read once: a CommonJS build reads each export of rxjs through a getter,
+ * and this is checked for every handler result.
+ */
+const RxObservable = Observable;
+
 /** What a handler is told about the message it runs for. Valid only while that handler runs. */
 export interface HandlerContext<K> {
   /** The message's key. */
@@ -83,7 +89,12 @@ enum Note {
  * The same state machine runs on the main thread (event-loop lanes) and inside each worker thread.
  */
 export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
-  readonly queue = new RingQueue<T>();
+  /** Messages queued, not started. */
+  queued = 0;
+  /** The oldest queued message, held in the mailbox itself: most keys hold one message at a time. */
+  private first: T | undefined = undefined;
+  /** The queued messages behind `first`; allocated once a key holds two. */
+  private rest: RingQueue<T> | null = null;
   state = MailboxState.Pooled;
   key!: K;
   lane!: Lane;
@@ -144,11 +155,51 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   /** Queues a message; an idle mailbox gets a turn on its lane. */
   post(message: T): void {
     this.unfinished++;
-    this.queue.push(message);
+    this.pushMessage(message);
     if (this.state === MailboxState.Idle) {
       this.state = MailboxState.Ready;
-      this.lane.enqueue(this);
+      this.lane.loop.enqueue(this.lane, this);
     }
+  }
+
+  /** Queues `message` behind the others, without giving the mailbox a turn (see `post`). */
+  pushMessage(message: T): void {
+    if (this.queued++ === 0) this.first = message;
+    else (this.rest ??= new RingQueue<T>()).push(message);
+  }
+
+  /** Takes the oldest queued message; the caller checks `queued` first. */
+  private shiftMessage(): T {
+    const message = this.first as T;
+    this.first = --this.queued === 0 ? undefined : (this.rest as RingQueue<T>).shift();
+    return message;
+  }
+
+  /** The queued messages, oldest first. */
+  queuedMessages(): T[] {
+    if (this.queued === 0) return [];
+    const messages = [this.first as T];
+    if (this.rest !== null) for (const m of this.rest.toArray()) messages.push(m);
+    return messages;
+  }
+
+  /** Takes out the queued messages `matches` accepts, keeping the others in order; returns those taken. */
+  removeMessagesWhere(matches: (message: T) => boolean): T[] {
+    const all = this.queuedMessages();
+    this.clearMessages();
+    const removed: T[] = [];
+    for (const m of all) {
+      if (matches(m)) removed.push(m);
+      else this.pushMessage(m);
+    }
+    this.unfinished -= removed.length;
+    return removed;
+  }
+
+  private clearMessages(): void {
+    this.first = undefined;
+    this.queued = 0;
+    this.rest?.trim();
   }
 
   /** Cancels the running handler, if it is asynchronous (its teardown runs now); the owner is closing. */
@@ -162,7 +213,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   reset(): void {
     if (this.awaitsPromise) this.makePromiseCallbacks();
     this.unfinished = 0;
-    this.queue.trim();
+    this.clearMessages();
     this.current = undefined;
     this.inner = null;
     this.generation++;
@@ -173,7 +224,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     const owner = this.owner;
     if (owner.closed) return 1;
     if (this.state === MailboxState.Completing && !this.completeStored()) return 1;
-    if (this.queue.size === 0) {
+    if (this.queued === 0) {
       // Its last message finished, or everything it held was discarded while it waited for this turn.
       this.state = MailboxState.Idle;
       owner.retire(this);
@@ -182,14 +233,14 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     this.state = MailboxState.Running;
     const sizeOf = owner.sizeOf;
     for (let started = 1, ran = 0, throughput = owner.throughput; ; started++) {
-      const message = this.queue.shift() as T;
+      const message = this.shiftMessage();
       if (!this.start(message)) {
         if (!owner.closed) this.state = MailboxState.Waiting;
         return started;
       }
       if (owner.closed) return started;
       ran += sizeOf === undefined ? 1 : sizeOf(message);
-      if (this.queue.size === 0 || ran >= throughput) {
+      if (this.queued === 0 || ran >= throughput) {
         this.resumeOrRetire();
         return started;
       }
@@ -228,7 +279,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       this.owner.failed(this, message, notObservableInput(input, this.key));
       return true;
     }
-    if (Object.getPrototypeOf(input) === Promise.prototype) {
+    if (input instanceof Promise && input.constructor === Promise) {
       // A native Promise (not a subclass) calls back once, never synchronously, and its `then` does not throw.
       this.awaitsPromise = true;
       (input as Promise<R>).then(this.onValue, this.onError);
@@ -237,7 +288,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     this.outcome = Outcome.Pending;
     this.sync = true;
     // An Observable first, as RxJS's `from` does: the usual case, and it skips looking up a `then` it lacks.
-    if (!(input instanceof Observable) && isPromiseLike<R>(input)) this.follow(input, generation);
+    if (!(input instanceof RxObservable) && isPromiseLike<R>(input)) this.follow(input, generation);
     else if (!this.observe(input, generation)) {
       this.sync = false;
       this.current = undefined;
@@ -290,7 +341,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   /** Subscribes to an Observable (or what `from` accepts); false when `input` is not an ObservableInput. */
   private observe(input: ObservableInput<R>, generation: number): boolean {
     let source: Observable<R>;
-    if (input instanceof Observable || isObservable(input)) source = input as Observable<R>;
+    if (input instanceof RxObservable || isObservable(input)) source = input as Observable<R>;
     else {
       try {
         source = from(input);
@@ -357,12 +408,12 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       } finally {
         lane.loop.endTurn(lane);
       }
-    } else if (note === Note.Next) lane.enqueue(new HandlerNote(this, generation, note, value));
+    } else if (note === Note.Next) lane.loop.enqueue(lane, new HandlerNote(this, generation, note, value));
     else {
       // The end waits for the mailbox's own turn, which then goes on with its queue: one pass through the
       // lane's FIFO and no object per message.
       this.completing(note, value);
-      lane.enqueue(this);
+      lane.loop.enqueue(lane, this);
     }
   }
 
@@ -374,7 +425,8 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     this.awaitsPromise = false;
     if (this.owner.closed) return;
     this.completing(note, value);
-    this.lane.enqueueSoon(this);
+    const lane = this.lane;
+    if (!lane.loop.runNow(lane, this)) lane.loop.enqueueSoon(lane, this);
   }
 
   private completing(note: Note, value: unknown): void {
@@ -414,9 +466,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** After a handler finished: back in its lane's FIFO if messages wait, else retired to its owner. */
   private resumeOrRetire(): void {
-    if (this.queue.size > 0) {
+    if (this.queued > 0) {
       this.state = MailboxState.Ready;
-      this.lane.enqueue(this);
+      this.lane.loop.enqueue(this.lane, this);
     } else {
       this.state = MailboxState.Idle;
       this.owner.retire(this);
