@@ -1,5 +1,5 @@
-import { MailboxState } from '../../src/engine/mailbox';
 import { CHECK_EVERY, MailboxTable, POOL_LIMIT, PROBE_LIMIT } from '../../src/dispatch/event-loop-router';
+import { MailboxState } from '../../src/engine/mailbox';
 
 /** Takes the mailbox of `key` and marks it live, as a dispatcher opening it on a lane would. */
 function open(table: MailboxTable<string, number, never>, key: number) {
