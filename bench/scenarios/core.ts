@@ -32,6 +32,8 @@ const LABELS: Record<string, string> = {
   pQueue: 'p-queue per key, 256 unfinished',
   groupBy: '`groupBy` + `mergeMap(concatMap)`',
   hand: 'hand-written loop (the floor)',
+  plain: 'keyedDispatch from a plain `from(array)` (each message runs as it arrives)',
+  wide: 'keyedDispatch, window 65,536',
   cjs: 'keyedDispatch, the shipped CommonJS build',
   esm: 'keyedDispatch, the shipped ESM build',
 };
@@ -54,7 +56,8 @@ function contendersOf(shape: Shape, keys: number): string[] {
     ...(shape === 'async' ? ['chain', 'pQueue'] : []),
     ...(few ? ['groupBy'] : []),
     ...(shape === 'array' && few ? ['metrics', 'longTurns'] : []),
-    ...(shape === 'async' && few ? ['cjs', 'esm'] : []),
+    ...(shape === 'async' && few ? ['plain', 'cjs', 'esm'] : []),
+    ...(shape === 'async' && !few ? ['wide'] : []),
     'hand',
   ];
 }
@@ -108,8 +111,8 @@ export function cell({ shape, keys, messages, contenders }: Cell): Record<string
   const handle = handlers[shape];
   const promise = handle as (m: Message) => Promise<Message>;
   const executor = new KeyedExecutor();
-  const dispatch = (stats?: DispatchMetrics) => {
-    const options = { key: keyOf, handle, executor, stats };
+  const dispatch = (stats?: DispatchMetrics, maxInFlight?: number) => {
+    const options = { key: keyOf, handle, executor, stats, maxInFlight };
     return async () => {
       const watching = stats?.snapshots(100).subscribe();
       const n = await counted(fromIterable(input).pipe(keyedDispatch(options)));
@@ -139,6 +142,8 @@ export function cell({ shape, keys, messages, contenders }: Cell): Record<string
     ours: dispatch(),
     metrics: dispatch(new DispatchMetrics()),
     longTurns: dispatch(new DispatchMetrics({ longTurnMs: 50 })),
+    plain: () => counted(from(input).pipe(keyedDispatch({ key: keyOf, handle, executor }))),
+    wide: dispatch(undefined, 65_536),
     chain: () => offered((done) => promiseChain(keyOf, promise, done), input),
     pQueue: () => offered((done) => pQueuePerKey(keyOf, promise, done), input),
     groupBy: () =>
@@ -174,6 +179,8 @@ const METHOD = `Each cell (a handler shape and a key count) is one fresh process
 - **p-queue per key** (the strongest peer): a Map of \`PQueue({ concurrency: 1 })\` per key, forgotten when the key's last message ends, with the same bound and producer.
 - **\`groupBy\` + \`mergeMap(concatMap)\`** (what RxJS users write instead): from \`from(array)\`; at 1,000 keys only (at 100,000 a run takes tens of seconds).
 - **Hand-written loop** (the floor, no lanes, no fairness, no errors): a Map of queues counting \`[m]\`, subscribing a bare \`Subscriber\` to each \`of(m)\`, or, for Promise handlers, starting a key's next message in its predecessor's \`then\`.
+- **A plain source**: the same keyedDispatch subscribed to \`from(array)\` instead of a receiver: each message runs as it arrives, with no admission batches; its figure is the median of per-round ratios of its rate to the pulled one's.
+- **A wide window**: the same keyedDispatch with \`maxInFlight: 65,536\` (at 100,000 keys); its figure is the median of per-round ratios of its rate to window 256's.
 - **The shipped builds**: the same keyedDispatch from \`dist/index.js\` (CommonJS) and \`dist/index.mjs\` (ESM), as \`npm run build\` writes them, for a Promise handler at 1,000 keys; their ratio is the median of per-round ratios of the CommonJS build's rate to the ESM build's.
 - **Metrics**: keyedDispatch with a \`DispatchMetrics\` whose snapshots are watched, as a dashboard does; its figure is the median of per-round ratios of its rate to keyedDispatch's without metrics.`;
 
@@ -207,8 +214,16 @@ async function run({ rounds = 5 }: { rounds?: number }): Promise<Report> {
   }
   const builds = ratios(cells.get('async-1000') as Rounds, 'cjs', 'esm');
   figures['cjs-esm'] = times(median(builds));
+  const plain = ratios(cells.get('async-1000') as Rounds, 'plain', 'ours');
+  figures['plain-pulled'] = times(median(plain));
+  const wide = ratios(cells.get('async-100000') as Rounds, 'wide', 'ours');
+  figures['wide-window'] = times(median(wide));
   sections.push(
-    `The shipped CommonJS build ÷ the shipped ESM build, \`async\` handler, 1,000 keys: ${ratioCell(builds)}.`,
+    [
+      `The shipped CommonJS build ÷ the shipped ESM build, \`async\` handler, 1,000 keys: ${ratioCell(builds)}.`,
+      `A plain \`from(array)\` ÷ the same array pulled through \`fromIterable\`, \`async\` handler, 1,000 keys: ${ratioCell(plain)}.`,
+      `Window 65,536 ÷ window 256, \`async\` handler, 100,000 keys: ${ratioCell(wide)}.`,
+    ].join('\n\n'),
   );
   const array = cells.get('array-1000') as Rounds;
   figures.metrics = times(median(ratios(array, 'metrics', 'ours')));

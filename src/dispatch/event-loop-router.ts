@@ -74,9 +74,9 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
 
   /** The lane a new mailbox is pinned to (see the class comment). */
   private place(): Lane {
-    const current = this.lanes.currentLane;
-    if (current !== null && current.ready.size === 0) return current;
     const lanes = this.lanes.lanes;
+    const current = this.lanes.loop.current as Lane | null;
+    if (current !== null && current.owner === this.lanes && current.ready.size === 0) return current;
     const lane = lanes[this.nextLane];
     // Wraps by comparison, not `%`: an integer division costs more than the rest of the choice.
     if (++this.nextLane === lanes.length) this.nextLane = 0;

@@ -1,10 +1,42 @@
-import { RingQueue } from '../internal/ring-queue';
 import { sharedSlot } from '../internal/shared-slot';
 
 /** Something a lane runs: a mailbox's turn, a scheduled action, a deferred handler notification. */
 export interface Runnable {
   /** Runs it; returns the handlers it started (a mailbox's turn) or 1, counted against the lane's step. */
   run(): number;
+  /** The loop's link: the runnable behind this one in its lane's FIFO (null when last or not queued). */
+  nextInLine: Runnable | null;
+}
+
+/**
+ * A FIFO linked through its items (`nextInLine`), so queuing allocates nothing and touches only the
+ * item and the last one. An item waits in one such queue at most, once: a lane's ready runnables, or the
+ * loop's lanes with ready work.
+ */
+export class LinkedQueue<T extends { nextInLine: T | null }> {
+  private first: T | null = null;
+  private last: T | null = null;
+  /** Number of queued items. */
+  size = 0;
+
+  push(item: T): void {
+    item.nextInLine = null;
+    if (this.last === null) this.first = item;
+    else this.last.nextInLine = item;
+    this.last = item;
+    this.size++;
+  }
+
+  /** The oldest item, taken out; null when empty. */
+  shift(): T | null {
+    const item = this.first;
+    if (item === null) return null;
+    this.first = item.nextInLine;
+    if (this.first === null) this.last = null;
+    item.nextInLine = null;
+    this.size--;
+    return item;
+  }
 }
 
 /**
@@ -16,7 +48,9 @@ export const LANE_STEP = 16;
 
 /** A lane as its loop sees it: a FIFO of ready runnables and where it is in the loop. */
 export interface LoopLane {
-  readonly ready: RingQueue<Runnable>;
+  readonly ready: LinkedQueue<Runnable>;
+  /** The loop's link: the lane behind this one in its run queue (null when last or not scheduled). */
+  nextInLine: LoopLane | null;
   state: LaneState;
   /**
    * Estimated milliseconds the lane spent running while its loop measured busy time (see
@@ -48,7 +82,7 @@ export type LongTurnListener = (lane: LoopLane, durationMs: number) => void;
  */
 export class LaneLoop {
   /** Lanes with ready work, in the order they will get the thread. */
-  private readonly scheduled = new RingQueue<LoopLane>(16);
+  private readonly scheduled = new LinkedQueue<LoopLane>();
   /** Open holds: admission batches that must finish before lanes run. */
   private holds = 0;
   /** True while `drain` is on the stack. */
@@ -217,7 +251,7 @@ export class LaneLoop {
     this.draining = true;
     const drainSince = this.busyEvery !== 0 && --this.untilBusy === 0 ? this.beginDrain() : -1;
     try {
-      for (let lane = this.scheduled.shift(); lane !== undefined; lane = this.scheduled.shift()) {
+      for (let lane = this.scheduled.shift(); lane !== null; lane = this.scheduled.shift()) {
         this.current = lane;
         lane.state = LaneState.Running;
         // Runnables until LANE_STEP handlers have run; while no other lane waits, the lane keeps the thread.

@@ -1,6 +1,6 @@
 import { ExecutorClosedError } from '../errors';
 import { Lane } from './lane';
-import { type LongTurnListener, threadLoop } from './lane-loop';
+import { type LaneLoop, type LongTurnListener, threadLoop } from './lane-loop';
 
 /** A dispatcher as its executor sees it: something to stop when the executor closes. */
 export interface ExecutorClient {
@@ -35,6 +35,8 @@ export function terminateAll(clients: Iterable<ExecutorClient>, error: unknown, 
  */
 export class LaneSet {
   readonly lanes: readonly Lane[];
+  /** The loop of this thread, which runs the lanes. */
+  readonly loop: LaneLoop = threadLoop;
   /** Dispatchers running on these lanes, stopped if they close under them. */
   private readonly clients = new Set<ExecutorClient>();
   closed = false;
@@ -45,7 +47,7 @@ export class LaneSet {
 
   /** The lane of this set that is running on this thread right now, or null. */
   get currentLane(): Lane | null {
-    const lane = threadLoop.current as Lane | null;
+    const lane = this.loop.current as Lane | null;
     return lane !== null && lane.owner === this ? lane : null;
   }
 

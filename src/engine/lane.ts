@@ -1,6 +1,5 @@
 import { asyncScheduler, type SchedulerAction, type SchedulerLike, Subscription } from 'rxjs';
-import { RingQueue } from '../internal/ring-queue';
-import { type LaneLoop, LaneState, type LoopLane, type Runnable } from './lane-loop';
+import { type LaneLoop, LaneState, LinkedQueue, type LoopLane, type Runnable } from './lane-loop';
 
 /**
  * One worker of an executor: a FIFO of ready mailboxes and actions, run by its thread's loop. It is an
@@ -9,7 +8,8 @@ import { type LaneLoop, LaneState, type LoopLane, type Runnable } from './lane-l
  * follow virtual time inside `TestScheduler.run`.
  */
 export class Lane implements SchedulerLike, LoopLane {
-  readonly ready = new RingQueue<Runnable>(16);
+  readonly ready = new LinkedQueue<Runnable>();
+  nextInLine: LoopLane | null = null;
   state = LaneState.Parked;
   /** Live mailboxes pinned to this lane (its load, for placing new mailboxes). */
   pinned = 0;
@@ -50,6 +50,7 @@ class LaneAction<T> extends Subscription implements SchedulerAction<T>, Runnable
   private timer: Subscription | null = null;
   /** True while the action sits in the lane's FIFO, so rescheduling never queues it twice. */
   private queued = false;
+  nextInLine: Runnable | null = null;
 
   constructor(
     private readonly lane: Lane,

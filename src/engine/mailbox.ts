@@ -108,6 +108,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   current: T | undefined = undefined;
   /** The running handler's subscription, to cancel it on teardown. */
   inner: Subscription | null = null;
+  nextInLine: Runnable | null = null;
   /** Neighbours in its table's pool while pooled, oldest first (null otherwise). */
   olderPooled: Mailbox<T, K, R> | null = null;
   newerPooled: Mailbox<T, K, R> | null = null;
@@ -513,6 +514,8 @@ class HandlerRun<T, K, R> extends Subscriber<R> {
 
 /** An asynchronous handler notification waiting for its turn on the mailbox's lane. */
 class HandlerNote<T, K, R> implements Runnable {
+  nextInLine: Runnable | null = null;
+
   constructor(
     private readonly mailbox: Mailbox<T, K, R>,
     private readonly generation: number,
