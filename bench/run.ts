@@ -8,6 +8,7 @@ import { publish, refreshPages, type Scenario } from './report';
  */
 export const scenarios: Record<string, () => { default: Scenario }> = {
   core: () => require('./scenarios/core'),
+  profile: () => require('./scenarios/profile'),
   batches: () => require('./scenarios/batches'),
   'hot-key': () => require('./scenarios/hot-key'),
   isolation: () => require('./scenarios/isolation'),
