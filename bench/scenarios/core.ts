@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { concatMap, from, groupBy, mergeMap, type ObservableInput, of, Subscriber } from 'rxjs';
 import { DispatchMetrics, fromIterable, KeyedExecutor, keyedDispatch } from '../../src';
@@ -185,7 +184,8 @@ const METHOD = `Each cell (a handler shape and a key count) is one fresh process
 - **Metrics**: keyedDispatch with a \`DispatchMetrics\` whose snapshots are watched, as a dashboard does; its figure is the median of per-round ratios of its rate to keyedDispatch's without metrics.`;
 
 async function run({ rounds = 5 }: { rounds?: number }): Promise<Report> {
-  if (!existsSync(join(DIST, 'index.mjs'))) execFileSync('npm', ['run', 'build'], { stdio: 'inherit' });
+  // Built every time: the shipped builds must be those of the sources measured beside them.
+  execFileSync('npm', ['run', 'build'], { stdio: 'inherit' });
   const cells = new Map<string, Rounds>();
   for (const shape of Object.keys(SHAPES) as Shape[]) {
     for (const keys of KEYS) {

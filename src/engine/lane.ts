@@ -24,15 +24,6 @@ export class Lane implements SchedulerLike, LoopLane {
     readonly owner: object | null = null,
   ) {}
 
-  /** True while the loop is running this lane and nothing else is queued on it. */
-  get runningIdle(): boolean {
-    return this.state === LaneState.Running && this.ready.size === 0;
-  }
-
-  get parked(): boolean {
-    return this.state === LaneState.Parked;
-  }
-
   now(): number {
     return asyncScheduler.now();
   }

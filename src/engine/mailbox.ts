@@ -108,6 +108,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   current: T | undefined = undefined;
   /** The running handler's subscription, to cancel it on teardown. */
   inner: Subscription | null = null;
+  /** The loop's link while the mailbox waits in its lane's FIFO (see `Runnable`). */
   nextInLine: Runnable | null = null;
   /** Neighbours in its table's pool while pooled, oldest first (null otherwise). */
   olderPooled: Mailbox<T, K, R> | null = null;
