@@ -33,7 +33,8 @@ let shared: KeyedExecutor | undefined;
  * holds no lane), not CPU parallelism: CPU-bound handlers belong on thread lanes (`ThreadExecutor`).
  *
  * Placement of a new mailbox: the lane running right now if nothing else is queued on it (no hand-off
- * at all); else the dispatcher's next lane in turn, so that its keys spread evenly over the lanes.
+ * at all); else the next lane in a turn shared by every dispatcher on the executor, so that keys spread
+ * evenly over the lanes.
  */
 export class KeyedExecutor {
   /** The process-wide executor used when `keyedDispatch` is given none. It holds no handle, so it never keeps the process alive. */

@@ -180,6 +180,28 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
     sub.unsubscribe();
   });
 
+  it('takes the lanes in turn across the dispatchers sharing an executor, not each from the first', () => {
+    const four = new KeyedExecutor({ workers: 4 });
+    const placed: number[] = [];
+    const never = new Promise<never>(() => {});
+    const subs = [0, 1, 2, 3].map((d) =>
+      from([{ key: `k${d}`, seq: d }])
+        .pipe(
+          keyedDispatch({
+            executor: four,
+            key: byKey,
+            handle: (_m: Msg, ctx) => {
+              placed.push(ctx.laneIndex);
+              return never;
+            },
+          }),
+        )
+        .subscribe(),
+    );
+    expect(placed).toEqual([0, 1, 2, 3]);
+    for (const sub of subs) sub.unsubscribe();
+  });
+
   it('places a mailbox created during a turn on the running lane when nothing else is queued there', () => {
     const source = new Subject<Msg>();
     const lanes: Record<string, number> = {};

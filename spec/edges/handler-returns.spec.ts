@@ -116,6 +116,57 @@ describe('a handler on event-loop lanes', () => {
     expect(stats.snapshot()).toMatchObject({ inFlight: 0, liveMailboxes: 0 });
   });
 
+  it('that returns an old-style Promise subclass (its `constructor` still Promise) calling back synchronously goes on with the key', async () => {
+    // A subclass written without `class`: its prototype inherits Promise's `constructor`.
+    function EagerPromise(this: unknown, value: number): Promise<number> {
+      const promise = Reflect.construct(
+        Promise,
+        [(resolve: (v: number) => void) => resolve(value)],
+        EagerPromise,
+      );
+      promise.value = value;
+      return promise;
+    }
+    EagerPromise.prototype = Object.create(Promise.prototype);
+    // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose.
+    EagerPromise.prototype.then = function (this: { value: number }, resolve: (v: number) => unknown) {
+      resolve(this.value);
+      return this;
+    };
+    const values = await within(
+      lastValueFrom(
+        from([1, 2]).pipe(
+          keyedDispatch({
+            key: () => 'k',
+            handle: (n: number) => (EagerPromise as never as (n: number) => Promise<number>)(n),
+          }),
+          toArray(),
+        ),
+      ),
+      5000,
+      'the output to complete',
+    );
+    expect(values).toEqual([1, 2]);
+  });
+
+  it('that returns an object inheriting from a Promise (not one) fails its message with what its `then` threw', async () => {
+    const outcome = await outcomeOf(
+      within(
+        lastValueFrom(
+          fromIterable([1]).pipe(
+            keyedDispatch({
+              key: () => 'k',
+              handle: () => Object.create(Promise.resolve(1)) as Promise<number>,
+            }),
+          ),
+        ),
+        5000,
+        'the output to end',
+      ),
+    );
+    expect(outcome).toEqual({ error: expect.objectContaining({ name: 'TypeError' }) });
+  });
+
   it('with a dead-letter hook that throws errors the output with what it threw', async () => {
     const outcome = await outcomeOf(
       within(

@@ -1,5 +1,6 @@
 import { DispatchMetrics, fromIterable, keyedDispatch } from 'keyed-dispatch';
-import type { Subscription } from 'rxjs';
+import { lastValueFrom, type Subscription, toArray } from 'rxjs';
+import { ScriptedReceiver } from '../support/scripted-receiver';
 import { byKey, type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
 import { sharedInts, sleep, waitUntil } from './shared-state';
 
@@ -106,5 +107,30 @@ describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
     await waitUntil(() => values.filter((v) => v.key === 'hot').length >= 40, 10_000, 'the hot key to go on');
     const hot = values.filter((v) => v.key === 'hot').slice(0, 40);
     expect(hot.map((v) => v.n)).toEqual(Array.from({ length: 40 }, (_, i) => 2 * i));
+  });
+
+  it('runs each parked message once and in order when the receiver has no parked/unparked hooks', async () => {
+    // A receiver's session may leave out `parked` and `unparked`: the messages still leave the parking area.
+    const messages: Msg[] = Array.from({ length: 200 }, (_, n) => ({ key: `k${n % 4}`, n }));
+    const receiver = new ScriptedReceiver(messages[Symbol.iterator]());
+    const values = await lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<Msg, string, Ran>({
+          executor: lanes.executor as never,
+          key: (m) => m.key,
+          handle: kind.handler('later'),
+          maxInFlight: 16,
+          maxPerKey: 2,
+          maxParked: 64,
+        }),
+        toArray(),
+      ),
+    );
+    expect(values).toHaveLength(200);
+    for (const [key, ran] of byKey(values)) {
+      const expected = messages.filter((m) => m.key === key).map((m) => m.n);
+      expect(ran.map((v) => v.n)).toEqual(expected);
+    }
+    expect(receiver.settled).toHaveLength(200);
   });
 });

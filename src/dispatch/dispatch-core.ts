@@ -259,8 +259,10 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private unparkFrom(key: K, queue: RingQueue<T>): void {
     while (queue.size > 0 && !this.closed && this.enter(key, queue.peek() as T)) {
       if (this.closed) return; // its routing failed, and the output errored: teardown forgot the parked
-      this.session?.unparked?.(queue.shift() as T);
+      // Taken out before the hook: `?.()` skips its arguments when a session has no `unparked`.
+      const message = queue.shift() as T;
       this.parkedCount--;
+      this.session?.unparked?.(message);
     }
     if (queue.size === 0) this.parked.delete(key);
   }

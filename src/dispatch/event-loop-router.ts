@@ -12,8 +12,8 @@ import { hottest, type KeyBacklog, type Routed, type Router } from './router';
  * pool, below), places them on lanes and runs the user's handler for them.
  *
  * Placement of a new mailbox, in constant time: the lane running right now if nothing else is queued
- * on it (no hand-off at all), else the dispatcher's next lane in turn, so that its keys spread evenly
- * over the lanes.
+ * on it (no hand-off at all), else the next lane in a turn shared by every dispatcher on the executor,
+ * so that keys spread evenly over the lanes.
  */
 export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K, R> {
   /** Mailboxes by key, live only while their key has unfinished messages, and the pool of drained ones. */
@@ -33,8 +33,6 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   private readonly maxPerKey: number;
   /** Messages in an item, when items are batches (see `MailboxOwner`). */
   readonly sizeOf: ((item: T) => number) | undefined;
-  /** The lane the next new mailbox goes to, unless it goes to the running lane. */
-  private nextLane = 0;
 
   constructor(
     private readonly dispatcher: Routed<T, K, R>,
@@ -74,12 +72,12 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
 
   /** The lane a new mailbox is pinned to (see the class comment). */
   private place(): Lane {
-    const lanes = this.lanes.lanes;
-    const current = this.lanes.loop.current as Lane | null;
-    if (current !== null && current.owner === this.lanes && current.ready.size === 0) return current;
-    const lane = lanes[this.nextLane];
+    const lanes = this.lanes;
+    const current = lanes.loop.current as Lane | null;
+    if (current !== null && current.owner === lanes && current.ready.size === 0) return current;
+    const lane = lanes.lanes[lanes.nextLane];
     // Wraps by comparison, not `%`: an integer division costs more than the rest of the choice.
-    if (++this.nextLane === lanes.length) this.nextLane = 0;
+    if (++lanes.nextLane === lanes.lanes.length) lanes.nextLane = 0;
     return lane;
   }
 

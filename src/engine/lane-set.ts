@@ -31,12 +31,18 @@ export function terminateAll(clients: Iterable<ExecutorClient>, error: unknown, 
 
 /**
  * The event-loop lanes behind a `KeyedExecutor`, and the dispatchers running on them (stopped if the
- * executor closes under them). Each dispatcher's router places its mailboxes on these lanes.
+ * executor closes under them). Each dispatcher's router places its mailboxes on these lanes, taking
+ * them in one turn shared by all (`nextLane`).
  */
 export class LaneSet {
   readonly lanes: readonly Lane[];
   /** The loop of this thread, which runs the lanes. */
   readonly loop: LaneLoop = threadLoop;
+  /**
+   * The lane the next new mailbox of any dispatcher here goes to unless the running lane takes it
+   * (see `EventLoopRouter`): one turn for them all, so that dispatchers spread over the lanes together.
+   */
+  nextLane = 0;
   /** Dispatchers running on these lanes, stopped if they close under them. */
   private readonly clients = new Set<ExecutorClient>();
   closed = false;

@@ -11,7 +11,7 @@ export class Lane implements SchedulerLike, LoopLane {
   readonly ready = new LinkedQueue<Runnable>();
   nextInLine: LoopLane | null = null;
   state = LaneState.Parked;
-  /** Live mailboxes pinned to this lane (its load, for placing new mailboxes). */
+  /** Live mailboxes pinned to this lane (shown by metrics). */
   pinned = 0;
   busyMs = 0;
   timedRuns = 0;

@@ -281,7 +281,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       this.owner.failed(this, message, notObservableInput(input, this.key));
       return true;
     }
-    if (input instanceof Promise && input.constructor === Promise) {
+    if (Object.getPrototypeOf(input) === Promise.prototype) {
       // A native Promise (not a subclass) calls back once, never synchronously, and its `then` does not throw.
       this.awaitsPromise = true;
       (input as Promise<R>).then(this.onValue, this.onError);

@@ -40,8 +40,9 @@ let buildingShared = false;
  * unsubscribe, close): no thread starts it afterwards.
  *
  * Placement of a new key: a parked thread (no unfinished messages), scanning round-robin, else the
- * least loaded thread (fewest unfinished messages, then fewest pinned keys). The event-loop rule "the
- * lane running now" has no equivalent: admission runs on the main thread, never inside a thread lane.
+ * least loaded thread (fewest unfinished messages, then fewest pinned keys): a thread's load is known on
+ * the main thread, and an idle thread starts at once. (Event-loop lanes share one thread, so they are
+ * taken in turn instead.)
  *
  * A thread that dies (`process.exit`, an uncaught error, `resourceLimits`) is replaced at once, and
  * every message it held runs again on the replacement, in the order it was first posted — so per-key
