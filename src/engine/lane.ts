@@ -41,7 +41,8 @@ class LaneAction<T> extends Subscription implements SchedulerAction<T>, Runnable
   private timer: Subscription | null = null;
   /** True while the action sits in the lane's FIFO, so rescheduling never queues it twice. */
   private queued = false;
-  nextInLine: Runnable | null = null;
+  /** Set when queued. */
+  declare nextInLine: Runnable | null;
 
   constructor(
     private readonly lane: Lane,

@@ -179,17 +179,14 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** The queued messages, oldest first. */
   queuedMessages(): T[] {
-    if (this.queued === 0) return [];
-    const messages = [this.first as T];
-    if (this.rest !== null) for (const m of this.rest.toArray()) messages.push(m);
-    return messages;
+    return this.queued === 0 ? [] : [this.first as T, ...(this.rest?.toArray() ?? [])];
   }
 
   /** Takes out the queued messages `matches` accepts, keeping the others in order; returns those taken. */
   removeMessagesWhere(matches: (message: T) => boolean): T[] {
+    const removed: T[] = [];
     const all = this.queuedMessages();
     this.clearMessages();
-    const removed: T[] = [];
     for (const m of all) {
       if (matches(m)) removed.push(m);
       else this.pushMessage(m);
@@ -515,7 +512,8 @@ class HandlerRun<T, K, R> extends Subscriber<R> {
 
 /** An asynchronous handler notification waiting for its turn on the mailbox's lane. */
 class HandlerNote<T, K, R> implements Runnable {
-  nextInLine: Runnable | null = null;
+  /** Set when queued (a note is queued once, when made). */
+  declare nextInLine: Runnable | null;
 
   constructor(
     private readonly mailbox: Mailbox<T, K, R>,

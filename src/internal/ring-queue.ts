@@ -16,10 +16,6 @@ export class RingQueue<T> {
     this.mask = c - 1;
   }
 
-  get capacity(): number {
-    return this.items.length;
-  }
-
   push(item: T): void {
     if (this.size === this.items.length) this.grow();
     this.items[(this.head + this.size) & this.mask] = item;
