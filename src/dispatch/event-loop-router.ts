@@ -73,8 +73,8 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   /** The lane a new mailbox is pinned to (see the class comment). */
   private place(): Lane {
     const lanes = this.lanes;
-    const current = lanes.loop.current as Lane | null;
-    if (current !== null && current.owner === lanes && current.ready.size === 0) return current;
+    const current = lanes.currentLane;
+    if (current !== null && current.ready.size === 0) return current;
     const lane = lanes.lanes[lanes.nextLane];
     // Wraps by comparison, not `%`: an integer division costs more than the rest of the choice.
     if (++lanes.nextLane === lanes.lanes.length) lanes.nextLane = 0;

@@ -48,7 +48,7 @@ export class LaneSet {
   closed = false;
 
   constructor(workers: number) {
-    this.lanes = Array.from({ length: workers }, (_, i) => new Lane(i, threadLoop, this));
+    this.lanes = Array.from({ length: workers }, (_, i) => new Lane(i, this.loop, this));
   }
 
   /** The lane of this set that is running on this thread right now, or null. */
@@ -78,7 +78,7 @@ export class LaneSet {
     const watch: LongTurnListener = (lane, durationMs) => {
       if ((lane as Lane).owner === this) listener((lane as Lane).index, durationMs);
     };
-    return threadLoop.watchLongTurns(thresholdMs, watch);
+    return this.loop.watchLongTurns(thresholdMs, watch);
   }
 
   /**
@@ -86,7 +86,7 @@ export class LaneSet {
    * is timed). The lanes of one thread are measured together. Returns the function that stops it.
    */
   measureBusy(every: number): () => void {
-    return threadLoop.measureBusy(every);
+    return this.loop.measureBusy(every);
   }
 
   /**

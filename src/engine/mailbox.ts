@@ -10,7 +10,7 @@ import {
 import { RingQueue } from '../internal/ring-queue';
 import { textOf } from '../internal/text-of';
 import type { Lane } from './lane';
-import { type Runnable, reportLater } from './lane-loop';
+import type { Runnable } from './lane-loop';
 
 /**
  * RxJS's Observable class, read once: a CommonJS build reads each export of rxjs through a getter,
@@ -398,34 +398,30 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     if (generation !== this.generation || this.owner.closed) return;
     const lane = this.lane;
     if (lane.loop.current === lane) this.apply(note, value);
-    else if (lane.loop.beginTurn(lane)) {
-      // Nothing else is ready on its lane, and the loop is idle: the notification takes its turn right here.
-      try {
-        this.apply(note, value);
-      } catch (err) {
-        reportLater(err);
-      } finally {
-        lane.loop.endTurn(lane);
-      }
-    } else if (note === Note.Next) lane.loop.enqueue(lane, new HandlerNote(this, generation, note, value));
-    else {
-      // The end waits for the mailbox's own turn, which then goes on with its queue: one pass through the
-      // lane's FIFO and no object per message.
-      this.completing(note, value);
-      lane.loop.enqueue(lane, this);
-    }
+    else if (note === Note.Next) {
+      const next = new HandlerNote(this, generation, note, value);
+      if (!lane.loop.runNow(lane, next)) lane.loop.enqueue(lane, next);
+    } else this.endOnLane(note, value, false);
+  }
+
+  /** A native Promise handler settled (in a microtask, outside any turn): as `deliver`'s end. */
+  private promiseSettled(note: Note, value: unknown): void {
+    this.awaitsPromise = false;
+    if (!this.owner.closed) this.endOnLane(note, value, true);
   }
 
   /**
-   * A native Promise handler settled (in a microtask, outside any turn). As `deliver`, but its turn runs
-   * a microtask later, with those of the Promises that settle in the same batch: one drain for them all.
+   * The running handler ended outside its lane's turn. Its end takes the mailbox's own turn, which then
+   * goes on with its queue: right here when the lane is free and the loop idle (`LaneLoop.runNow`), else
+   * through the lane's FIFO — `soon`, a microtask later, for a Promise's end, so that the Promises that
+   * settle in one batch share one drain.
    */
-  private promiseSettled(note: Note, value: unknown): void {
-    this.awaitsPromise = false;
-    if (this.owner.closed) return;
+  private endOnLane(note: Note, value: unknown, soon: boolean): void {
     this.completing(note, value);
-    const lane = this.lane;
-    if (!lane.loop.runNow(lane, this)) lane.loop.enqueueSoon(lane, this);
+    const loop = this.lane.loop;
+    if (loop.runNow(this.lane, this)) return;
+    if (soon) loop.enqueueSoon(this.lane, this);
+    else loop.enqueue(this.lane, this);
   }
 
   private completing(note: Note, value: unknown): void {
