@@ -62,13 +62,26 @@ const bundles = new Map<string, string>();
 export function bundle(file: string, asCell = false): string {
   const known = bundles.get(`${file}:${asCell}`);
   if (known) return known;
-  const { buildSync } = require('esbuild') as typeof import('esbuild');
   const outfile = join(OUT, `${file.replace(/\W+/g, '_')}${asCell ? '_cell' : ''}.js`);
   const cell = `import { cell } from './${file}';\nimport { serveCell } from './harness';\nserveCell(cell);`;
+  bundleInto(
+    outfile,
+    asCell
+      ? { stdin: { contents: cell, resolveDir: __dirname, loader: 'ts' } }
+      : { entryPoints: [join(__dirname, file)] },
+  );
+  bundles.set(`${file}:${asCell}`, outfile);
+  return outfile;
+}
+
+/** Bundles an entry (a file, or source with the folder it resolves from) into `outfile`, as `bundle` does. */
+export function bundleInto(
+  outfile: string,
+  entry: Pick<import('esbuild').BuildOptions, 'stdin' | 'entryPoints' | 'nodePaths'>,
+): void {
+  const { buildSync } = require('esbuild') as typeof import('esbuild');
   buildSync({
-    ...(asCell
-      ? { stdin: { contents: cell, resolveDir: __dirname, loader: 'ts' as const } }
-      : { entryPoints: [join(__dirname, file)] }),
+    ...entry,
     bundle: true,
     platform: 'node',
     format: 'cjs',
@@ -79,8 +92,6 @@ export function bundle(file: string, asCell = false): string {
     // @platformatic/kafka finds its files through import.meta.url.
     external: ['esbuild', 'piscina', '@platformatic/kafka'],
   });
-  bundles.set(`${file}:${asCell}`, outfile);
-  return outfile;
 }
 
 /** The folder cell bundles run from (what a cell needs beside it, such as the thread worker, goes here). */

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { bundleInto } from '../harness';
 import type { Report, Scenario } from '../report';
 import { median, table } from '../stats';
 
@@ -33,21 +34,13 @@ function treeOf(revision: string | null): string {
 
 /** Bundles a program that runs the tree's core cell (keyedDispatch only) `RUNS` times. */
 function bundleOf(tree: string, name: string): string {
-  const { buildSync } = require('esbuild') as typeof import('esbuild');
   const outfile = join(OUT, `${name}.js`);
   const contents = `import { cell } from './bench/scenarios/core';
 const runs = cell({ shape: 'async', keys: ${KEYS}, messages: ${MESSAGES}, contenders: ['ours'], warmups: 0, rounds: 1 });
 (async () => { for (let i = 0; i < ${RUNS}; i++) await runs.ours(); })();`;
-  buildSync({
+  bundleInto(outfile, {
     stdin: { contents, resolveDir: tree, loader: 'ts' },
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node22',
-    outfile,
-    logLevel: 'warning',
     nodePaths: [join(ROOT, 'node_modules')],
-    external: ['esbuild', 'piscina', '@platformatic/kafka'],
   });
   return outfile;
 }
