@@ -340,17 +340,29 @@ class Attempts<T, K, R> {
   /** Subscribes to an attempt's result; returns the teardown of everything this object starts. */
   follow(input: ObservableInput<R>): () => void {
     if (isPromiseLike<R>(input)) {
-      // Promises are followed directly: no Observable layer on the common async path.
-      input.then(
-        (value) => {
-          if (this.done) return;
-          this.subscriber.next(value);
-          this.subscriber.complete();
-        },
-        (err) => {
-          if (!this.done) this.failed(err);
-        },
-      );
+      // Promises are followed directly: no Observable layer on the common async path. Only a thenable's
+      // first callback counts, and a `then` that throws fails the attempt, as a rejection does.
+      let called = false;
+      try {
+        input.then(
+          (value) => {
+            if (called || this.done) return;
+            called = true;
+            this.subscriber.next(value);
+            this.subscriber.complete();
+          },
+          (err) => {
+            if (called || this.done) return;
+            called = true;
+            this.failed(err);
+          },
+        );
+      } catch (err) {
+        if (!called && !this.done) {
+          called = true;
+          return this.failed(err);
+        }
+      }
       return () => this.cancel();
     }
     const attempt = this.attempt;

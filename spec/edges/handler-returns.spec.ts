@@ -68,6 +68,35 @@ describe.each(laneKinds)('a handler on %s', (_name, kind) => {
     expect(outcome).toEqual({ error: expect.objectContaining({ message: 'then threw for k' }) });
   });
 
+  it('that returns a native Promise whose `then` throws (its `constructor` throws) fails its message: the output errors with that error', async () => {
+    const outcome = await run(kind, lanes.executor, 'throwingSpecies', [{ key: 'k', n: 0 }]);
+    expect(outcome).toEqual({ error: expect.objectContaining({ message: 'constructor threw for k' }) });
+  });
+
+  it('that returns a native Promise whose `then` throws, under a failure policy, is dead-lettered and the key goes on', async () => {
+    const dead: Msg[] = [];
+    const messages = [0, 1].map((n) => ({ key: 'k', n }));
+    const outcome = await outcomeOf(
+      within(
+        lastValueFrom(
+          fromIterable(messages).pipe(
+            keyedDispatch<Msg, unknown, Ran>({
+              executor: lanes.executor as never,
+              key: (m) => m.key,
+              handle: kind.handler('throwingSpecies') as never,
+              failurePolicy: retryPolicy<Msg, Ran>({ maxAttempts: 2, deadLetter: (m) => void dead.push(m) }),
+            }),
+            toArray(),
+          ),
+        ),
+        5000,
+        'the output to end',
+      ),
+    );
+    expect(outcome).toEqual({ value: [] });
+    expect(dead).toEqual(messages);
+  });
+
   it('that returns an Observable whose `subscribe` throws fails its message: the output errors with that error', async () => {
     const outcome = await run(kind, lanes.executor, 'throwingSubscribe', [{ key: 'k', n: 0 }]);
     expect(outcome).toEqual({ error: expect.objectContaining({ message: 'subscribe threw for k' }) });

@@ -281,6 +281,30 @@ describe('retryPolicy on keyedDispatch', () => {
     });
   });
 
+  it('counts only the first callback of a thenable that calls back twice: its value, with no retry and no dead letter', () => {
+    const dead: Msg[] = [];
+    testScheduler().run(({ cold, expectObservable }) => {
+      const executor = new KeyedExecutor({ workers: 1 });
+      const out = cold('a|', { a: msg('x', '1') }).pipe(
+        keyedDispatch({
+          executor,
+          key: (m: Msg) => m.key,
+          handle: (m: Msg): PromiseLike<string> =>
+            ({
+              // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose.
+              then(resolve: (v: string) => void, reject: (e: unknown) => void) {
+                resolve(m.id);
+                reject(new VersionConflict());
+              },
+            }) as never,
+          failurePolicy: retryPolicy<Msg, string>({ maxAttempts: 1, deadLetter: (m) => void dead.push(m) }),
+        }),
+      );
+      expectObservable(out).toBe('1|', { 1: '1' });
+    });
+    expect(dead).toEqual([]);
+  });
+
   it('rejects invalid options with a TypeError naming the option, the value and its type', () => {
     expect(() => retryPolicy({ maxAttempts: 0 })).toThrow(
       'retryPolicy: expected `maxAttempts` to be an integer >= 1, got 0 (number)',

@@ -186,11 +186,13 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   removeMessagesWhere(matches: (message: T) => boolean): T[] {
     const removed: T[] = [];
     const all = this.queuedMessages();
+    // Asked first, so that a `matches` that throws leaves the queue as it was.
+    const taken = all.map((m) => matches(m));
     this.clearMessages();
-    for (const m of all) {
-      if (matches(m)) removed.push(m);
+    all.forEach((m, i) => {
+      if (taken[i]) removed.push(m);
       else this.pushMessage(m);
-    }
+    });
     this.unfinished -= removed.length;
     return removed;
   }
@@ -278,10 +280,15 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       this.owner.failed(this, message, notObservableInput(input, this.key));
       return true;
     }
-    if (Object.getPrototypeOf(input) === Promise.prototype) {
-      // A native Promise (not a subclass) calls back once, never synchronously, and its `then` does not throw.
+    if (hasNativeThen(input)) {
+      try {
+        input.then(this.onValue, this.onError);
+      } catch (err) {
+        this.current = undefined;
+        this.owner.failed(this, message, err);
+        return true;
+      }
       this.awaitsPromise = true;
-      (input as Promise<R>).then(this.onValue, this.onError);
       return false;
     }
     this.outcome = Outcome.Pending;
@@ -522,6 +529,18 @@ class HandlerNote<T, K, R> implements Runnable {
     if (this.mailbox.isRunning(this.generation)) this.mailbox.apply(this.note, this.value);
     return 1;
   }
+}
+
+const promiseThen = Promise.prototype.then;
+
+/**
+ * A handler result followed as a Promise: its `then` is the native one (a Promise, or a subclass that
+ * keeps `then`). That `then` calls back once and never synchronously, so no guard is needed around its
+ * callbacks; it may still throw, synchronously (the result's `constructor` throws, or it inherits from a
+ * Promise without being one): a failure of the message, which the caller reports.
+ */
+export function hasNativeThen(input: unknown): input is Promise<unknown> {
+  return (input as Promise<unknown>).then === promiseThen;
 }
 
 function isPromiseLike<R>(value: unknown): value is PromiseLike<R> {

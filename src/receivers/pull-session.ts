@@ -238,9 +238,19 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     wakeUp();
   }
 
-  /** Takes back queued messages that `matches` accepts and that have not started; they are never settled. */
+  /**
+   * Takes back queued messages that `matches` accepts and that have not started; they are never settled.
+   * A `matches` that throws fails the session (nothing is taken back, nothing more is acknowledged): the
+   * dispatcher's count of what it holds would be wrong from there on.
+   */
   protected discard(matches: (message: T) => boolean): T[] {
-    const discarded = this.#sink.discard(matches);
+    let discarded: T[];
+    try {
+      discarded = this.#sink.discard(matches);
+    } catch (err) {
+      this.fail(err);
+      return [];
+    }
     if (discarded.length > 0) {
       this.#unsettled -= discarded.length;
       if (this.#unsettled <= 0) this.#settledAll?.();

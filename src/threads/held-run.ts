@@ -1,5 +1,5 @@
 import { from, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
-import { type HandlerContext, notObservableInput } from '../engine/mailbox';
+import { type HandlerContext, hasNativeThen, notObservableInput } from '../engine/mailbox';
 import { WHOLE } from './protocol';
 
 type HandlerFn = (message: unknown, context: HandlerContext<unknown>) => ObservableInput<unknown>;
@@ -44,15 +44,19 @@ export class HeldRun {
       this.ended(run, true, notObservableInput(input, this.context.key));
       return;
     }
-    if (Object.getPrototypeOf(input) === Promise.prototype) {
-      (input as Promise<unknown>).then(
-        (value) => {
-          if (run !== this.runs) return;
-          this.subscriber.next(value);
-          this.ended(run, false);
-        },
-        (err) => this.ended(run, true, err),
-      );
+    if (hasNativeThen(input)) {
+      try {
+        input.then(
+          (value) => {
+            if (run !== this.runs) return;
+            this.subscriber.next(value);
+            this.ended(run, false);
+          },
+          (err) => this.ended(run, true, err),
+        );
+      } catch (err) {
+        this.ended(run, true, err);
+      }
       return;
     }
     try {
