@@ -224,6 +224,28 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
     sub.unsubscribe();
   });
 
+  it('never starts a handler inside another: a key that a handler feeds into the source starts after it returns', () => {
+    const source = new Subject<Msg>();
+    const events: string[] = [];
+    const sub = source
+      .pipe(
+        keyedDispatch({
+          executor,
+          key: byKey,
+          handle: (m: Msg) => {
+            events.push(`${m.key} starts`);
+            if (m.key === 'parent') source.next({ key: 'child', seq: 1 });
+            events.push(`${m.key} returns`);
+            return [m];
+          },
+        }),
+      )
+      .subscribe();
+    source.next({ key: 'parent', seq: 0 });
+    expect(events).toEqual(['parent starts', 'parent returns', 'child starts', 'child returns']);
+    sub.unsubscribe();
+  });
+
   it('gives a hot key at most `throughput` synchronous messages per turn before other mailboxes of its lane', async () => {
     const single = new KeyedExecutor({ workers: 1 });
     const messages = [

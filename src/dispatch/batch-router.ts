@@ -30,6 +30,8 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   private starting: K[] = [];
   private startLater: Subscription | null = null;
   private closed = false;
+  /** Batches are handed over at the end of a burst, never within a turn (see `Routed.refilling`). */
+  readonly refilling = false;
 
   constructor(
     private readonly dispatcher: Routed<T, K, R>,

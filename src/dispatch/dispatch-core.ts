@@ -65,6 +65,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private readonly requestAt: number;
   /** More demand is due in a microtask (a request stopped at `MAX_REQUEST`): none is asked for before it. */
   private requestQueued = false;
+  /** Admitting a refill of the window (see `Routed.refilling`). */
+  refilling = false;
   /** The source completed: the output completes once nothing is in flight. */
   private sourceDone = false;
   // Counters for stats; plain increments, read only on demand.
@@ -333,7 +335,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private leftWindow(key: K): void {
     if (this.parkedCount !== 0) this.unpark(key);
     if (this.overflow.size > 0) this.admitOverflowed();
-    else this.requestMore();
+    else this.requestMore(true);
     this.completeIfDone();
   }
 
@@ -348,16 +350,17 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
 
   /**
    * Asks the receiver for more once a batch's worth is free: of the window, and of the parking area, so
-   * that whatever arrives can wait there if its key is at its share.
+   * that whatever arrives can wait there if its key is at its share. `refill`: asked after a handler
+   * ended, with no code of the user's on the stack (see `Routed.refilling`).
    */
-  private requestMore(): void {
+  private requestMore(refill = false): void {
     if (this.session === null || this.sourceDone || this.closed || this.requestQueued) return;
     let free = this.options.maxInFlight - this.inFlight - this.outstanding;
     // The parking area bounds it too once something is parked, or always when it is smaller than the window.
     if (this.parkedCount !== 0 || this.options.maxParked < this.options.maxInFlight) {
       free = Math.min(free, this.options.maxParked - this.parkedCount - this.outstanding);
     }
-    if (free >= this.requestAt) this.request(this.session, free);
+    if (free >= this.requestAt) this.request(this.session, free, refill);
   }
 
   /**
@@ -365,13 +368,16 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
    * messages that finish at once (an already resolved Promise) then leave before more come in, so a large
    * window does not hold a large working set. Out of `requestMore`, which runs for every message.
    */
-  private request(session: ReceiverSession<T>, free: number): void {
+  private request(session: ReceiverSession<T>, free: number, refill = false): void {
     const now = Math.min(free, MAX_REQUEST);
     this.outstanding += now;
+    const refilling = this.refilling;
+    this.refilling = refill || refilling;
     this.loop.hold();
     try {
       session.request(now);
     } finally {
+      this.refilling = refilling;
       this.loop.release();
     }
     if (now < free && !this.requestQueued) {

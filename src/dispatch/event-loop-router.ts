@@ -66,7 +66,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
       lane.pinned++;
       mailbox.open(key, lane, this);
     }
-    mailbox.post(message);
+    mailbox.post(message, this.dispatcher.refilling);
     return true;
   }
 

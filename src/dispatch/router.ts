@@ -44,6 +44,11 @@ export interface Router<T, K> {
 
 /** What a router reports to its dispatcher. */
 export interface Routed<T, K, R> {
+  /**
+   * True while the dispatcher admits messages it pulled itself to refill its window, after a handler
+   * ended: no code of the user's is on the stack, so a mailbox opened now may start at once.
+   */
+  readonly refilling: boolean;
   /** A handler emitted `value`. */
   emit(value: R): void;
   /** `message`'s handler completed (its key has one unfinished message less). */

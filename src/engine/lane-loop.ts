@@ -78,7 +78,9 @@ export type LongTurnListener = (lane: LoopLane, durationMs: number) => void;
  * share the thread fairly: a lane's step runs its runnables until they have started `LANE_STEP`
  * handlers (the last turn finishes), then the next lane with ready work gets the thread. Nothing runs
  * while a hold is taken (an admission batch) or while a drain is already under way further up the
- * stack: re-entrant work is queued, never nested, so no stack grows with the number of messages.
+ * stack: re-entrant work is queued, never nested, so no stack grows with the number of messages. The
+ * one exception is bounded: a mailbox that a dispatcher's refill opens inside a turn may start there,
+ * at most the rest of the lane's step (`mayStartWithin`).
  */
 export class LaneLoop {
   /** Lanes with ready work, in the order they will get the thread. */
@@ -91,6 +93,8 @@ export class LaneLoop {
   private drainQueued = false;
   /** The lane whose runnable is executing now, or null between runs. */
   current: LoopLane | null = null;
+  /** Handlers the current lane has started in its step so far (see `LANE_STEP`). */
+  private stepStarts = 0;
   /** Long synchronous runs are reported to these (empty unless someone asked for it). */
   private readonly longTurnListeners = new Set<{ thresholdMs: number; listener: LongTurnListener }>();
   private longTurnThresholdMs = Number.POSITIVE_INFINITY;
@@ -103,6 +107,8 @@ export class LaneLoop {
    * much as a trivial turn), 0 when nobody measures busy time.
    */
   private busyEvery = 0;
+  /** Runs are timed, or drains are: turns then start only in a drain, which times them. */
+  private measuring = false;
   /** Drains left until the next timed one. */
   private untilBusy = 0;
   /** Lanes that ran in the drain being timed, to share its duration by their handler runs. */
@@ -163,12 +169,33 @@ export class LaneLoop {
    * drains do). End it with `endTurn`.
    */
   beginTurn(lane: LoopLane): boolean {
-    if (this.draining || this.holds !== 0 || lane.state !== LaneState.Parked) return false;
-    if (this.scheduled.size !== 0 || this.timingRuns || this.busyEvery !== 0) return false;
+    if (this.draining || this.holds !== 0 || this.measuring || lane.state !== LaneState.Parked) return false;
+    if (this.scheduled.size !== 0) return false;
     this.draining = true;
     this.current = lane;
+    this.stepStarts = 0;
     lane.state = LaneState.Running;
     return true;
+  }
+
+  /**
+   * Whether a mailbox that just got its first message on `lane` may start it right here, inside the turn
+   * `lane` is running: nothing else waits on the lane or in the loop, runs are not being timed, and the
+   * lane's step has room. Then the work skips the lane's FIFO; report what it started with `startedWithin`.
+   */
+  mayStartWithin(lane: LoopLane): boolean {
+    return (
+      this.current === lane &&
+      lane.ready.size === 0 &&
+      this.scheduled.size === 0 &&
+      !this.measuring &&
+      this.stepStarts < LANE_STEP
+    );
+  }
+
+  /** Counts handlers started inside the running turn (see `mayStartWithin`) against the lane's step. */
+  startedWithin(handlers: number): void {
+    this.stepStarts += handlers;
   }
 
   /**
@@ -244,6 +271,7 @@ export class LaneLoop {
   private updateMeasuring(): void {
     this.timingRuns = this.longTurnListeners.size > 0;
     this.busyEvery = this.timingRuns || this.busyIntervals.length === 0 ? 0 : Math.min(...this.busyIntervals);
+    this.measuring = this.timingRuns || this.busyEvery !== 0;
     this.untilBusy = this.busyEvery;
   }
 
@@ -253,17 +281,17 @@ export class LaneLoop {
     try {
       for (let lane = this.scheduled.shift(); lane !== null; lane = this.scheduled.shift()) {
         this.current = lane;
+        this.stepStarts = 0;
         lane.state = LaneState.Running;
         // Runnables until LANE_STEP handlers have run; while no other lane waits, the lane keeps the thread.
-        let started = 0;
         do {
           const runnable = lane.ready.shift() as Runnable;
           // A timed run goes through this same call, so a turn has one path, timed or not.
           const runSince = this.timingRuns ? performance.now() : -1;
-          started += runSafely(runnable);
+          this.stepStarts += runSafely(runnable);
           if (runSince >= 0) this.endRun(lane, runSince);
-        } while (lane.ready.size > 0 && (started < LANE_STEP || this.scheduled.size === 0));
-        if (drainSince >= 0) this.countTimedRuns(lane, started);
+        } while (lane.ready.size > 0 && (this.stepStarts < LANE_STEP || this.scheduled.size === 0));
+        if (drainSince >= 0) this.countTimedRuns(lane, this.stepStarts);
         if (lane.ready.size > 0) {
           lane.state = LaneState.Scheduled;
           this.scheduled.push(lane);

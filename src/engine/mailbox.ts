@@ -10,7 +10,7 @@ import {
 import { RingQueue } from '../internal/ring-queue';
 import { textOf } from '../internal/text-of';
 import type { Lane } from './lane';
-import type { Runnable } from './lane-loop';
+import { type Runnable, reportLater } from './lane-loop';
 
 /**
  * RxJS's Observable class, read once: a CommonJS build reads each export of rxjs through a getter,
@@ -154,13 +154,22 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     return this;
   }
 
-  /** Queues a message; an idle mailbox gets a turn on its lane. */
-  post(message: T): void {
+  /**
+   * Queues a message; an idle mailbox gets a turn through its lane's FIFO. With `startNow` (its owner
+   * says no code of the user's is on the stack: a dispatcher admitting what it pulled between two
+   * handlers), it starts the message right here instead, inside the turn its lane is running, when the
+   * loop allows it (`LaneLoop.mayStartWithin`).
+   */
+  post(message: T, startNow: boolean): void {
     this.unfinished++;
     this.pushMessage(message);
-    if (this.state === MailboxState.Idle) {
+    if (this.state !== MailboxState.Idle) return;
+    const lane = this.lane;
+    const loop = lane.loop;
+    if (startNow && loop.mayStartWithin(lane)) loop.startedWithin(this.runQueue());
+    else {
       this.state = MailboxState.Ready;
-      this.lane.loop.enqueue(this.lane, this);
+      loop.enqueue(lane, this);
     }
   }
 
@@ -222,9 +231,14 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** One turn: up to `throughput` messages while their handlers complete synchronously; returns how many started. */
   run(): number {
-    const owner = this.owner;
-    if (owner.closed) return 1;
+    if (this.owner.closed) return 1;
     if (this.state === MailboxState.Completing && !this.completeStored()) return 1;
+    return this.runQueue();
+  }
+
+  /** The rest of a turn, once the running handler's end (if any) is applied: the queue, or retirement. */
+  private runQueue(): number {
+    const owner = this.owner;
     if (this.queued === 0) {
       // Its last message finished, or everything it held was discarded while it waited for this turn.
       this.state = MailboxState.Idle;
@@ -424,11 +438,21 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
    * settle in one batch share one drain.
    */
   private endOnLane(note: Note, value: unknown, soon: boolean): void {
+    const lane = this.lane;
+    const loop = lane.loop;
+    if (loop.beginTurn(lane)) {
+      try {
+        if (this.complete(note, value)) this.runQueue();
+      } catch (err) {
+        reportLater(err);
+      } finally {
+        loop.endTurn(lane);
+      }
+      return;
+    }
     this.completing(note, value);
-    const loop = this.lane.loop;
-    if (loop.runNow(this.lane, this)) return;
-    if (soon) loop.enqueueSoon(this.lane, this);
-    else loop.enqueue(this.lane, this);
+    if (soon) loop.enqueueSoon(lane, this);
+    else loop.enqueue(lane, this);
   }
 
   private completing(note: Note, value: unknown): void {

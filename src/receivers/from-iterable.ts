@@ -15,55 +15,52 @@ import { NOTHING, PullSession } from './pull-session';
 export function fromIterable<T>(iterable: Iterable<T>, options: ReceiverOptions<T> = {}): Receiver<T> {
   const onSettled = settledListenerOf('fromIterable', options);
   return createReceiver((sink) => {
-    const iterator = Array.isArray(iterable) ? arrayCursor<T>(iterable) : iterable[Symbol.iterator]();
-    return new IterableSession(iterator, sink, onSettled);
+    const source = Array.isArray(iterable) ? iterable : iterable[Symbol.iterator]();
+    return new IterableSession(source, sink, onSettled);
   }, 'fromIterable()');
 }
 
-/** One subscription: the iterator, pulled one item per unit of demand. */
+/**
+ * One subscription: the iterator, pulled one item per unit of demand. An array is read by index: its
+ * own iterator allocates a result object per item (garbage on the hot path).
+ */
 class IterableSession<T> extends PullSession<T> {
-  /** The iterator has ended: nothing to return on close. */
+  /** The iterable's items, when it is an array (read by index), else null. */
+  private readonly items: readonly T[] | null;
+  private readonly iterator: Iterator<T> | null;
+  private index = 0;
+  /** The items ran out: nothing to return on close. */
   private exhausted = false;
 
   constructor(
-    private readonly iterator: Iterator<T>,
+    source: readonly T[] | Iterator<T>,
     sink: ReceiverSink<T>,
     onSettled: SettledListener<T> | undefined,
   ) {
     super(sink, onSettled);
+    const isArray = Array.isArray(source);
+    this.items = isArray ? source : null;
+    this.iterator = isArray ? null : (source as Iterator<T>);
   }
 
   protected override take(): T | typeof NOTHING {
-    const step = this.iterator.next();
-    if (step.done) {
-      this.exhausted = true;
-      this.complete();
-      return NOTHING;
+    const items = this.items;
+    if (items !== null) {
+      if (this.index < items.length) return items[this.index++] as T;
+      return this.ranOut();
     }
-    return step.value;
+    const step = (this.iterator as Iterator<T>).next();
+    return step.done ? this.ranOut() : step.value;
+  }
+
+  private ranOut(): typeof NOTHING {
+    this.exhausted = true;
+    this.complete();
+    return NOTHING;
   }
 
   protected override close(): void {
     // Stopped early: lets a generator run its `finally` blocks.
-    if (!this.exhausted) this.iterator.return?.();
+    if (!this.exhausted) this.iterator?.return?.();
   }
-}
-
-/**
- * An iterator over an array that reuses one result object: the pull loop reads each result before the
- * next call, and an array's own iterator allocates a result per item (garbage on the hot path).
- */
-function arrayCursor<T>(items: readonly T[]): Iterator<T> {
-  let index = 0;
-  const step = { value: undefined as T, done: false };
-  return {
-    next: () => {
-      if (index < items.length) step.value = items[index++];
-      else {
-        step.value = undefined as T;
-        step.done = true;
-      }
-      return step as IteratorResult<T>;
-    },
-  };
 }

@@ -257,7 +257,7 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
       mailbox.id = mailboxId;
       this.mailboxes.set(mailbox.id, mailbox);
     }
-    mailbox.post(envelope);
+    mailbox.post(envelope, false);
   }
 
   /** PAGE: one more ticket page. */
