@@ -345,7 +345,14 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
    */
   private admitOverflowed(): void {
     if (this.options.maxInFlight - this.inFlight < this.requestAt) return;
-    while (this.overflow.size > 0 && this.hasRoom() && !this.closed) this.admit(this.overflow.shift() as T);
+    // Called only after a handler ended: a refill (see `Routed.refilling`).
+    const refilling = this.refilling;
+    this.refilling = true;
+    try {
+      while (this.overflow.size > 0 && this.hasRoom() && !this.closed) this.admit(this.overflow.shift() as T);
+    } finally {
+      this.refilling = refilling;
+    }
   }
 
   /**
