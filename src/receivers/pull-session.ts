@@ -81,6 +81,11 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    * output has errored or the consumer has cancelled, there is nobody left to tell and they are dropped.
    */
   settle(message: T, outcome: Settlement, error?: unknown): void {
+    // Nothing to tell (the transport does not acknowledge, nobody listens): it is only counted.
+    if (this.acknowledge === PullSession.prototype.acknowledge && this.#onSettled === undefined) {
+      this.#countSettled();
+      return;
+    }
     let acknowledged: void | Promise<void>;
     try {
       acknowledged = this.acknowledge(message, outcome, error);
