@@ -32,8 +32,9 @@ export interface ReceiverSink<T> {
    */
   discard(matches: (message: T) => boolean): T[];
   /**
-   * Settling a delivered message failed: its acknowledgement or the `onSettled` hook threw or rejected.
-   * The output errors with `err`, even after `complete` (which ends deliveries, not settlements).
+   * Settling a delivered message failed: its acknowledgement or the `onSettled` hook threw or rejected,
+   * or a predicate taking delivered messages back (`discard`) threw. The output errors with `err`, even
+   * after `complete` (which ends deliveries, not settlements).
    */
   settleFailed(err: unknown): void;
   /**

@@ -1,4 +1,4 @@
-import { DispatchStats, fromIterable, keyedDispatch, retryPolicy } from 'keyed-dispatch';
+import { DispatchStats, type FailurePolicy, fromIterable, keyedDispatch, retryPolicy } from 'keyed-dispatch';
 import { concatMap, delay, from, lastValueFrom, of, toArray } from 'rxjs';
 import { type LaneKind, laneKinds, type Msg, type Ran } from '../lanes/lane-kinds';
 import { outcomeOf, within } from '../lanes/shared-state';
@@ -10,6 +10,7 @@ function run(
   handler: string,
   messages: Msg[],
   stats?: DispatchStats,
+  failurePolicy?: FailurePolicy<Msg, Ran>,
 ) {
   return outcomeOf(
     within(
@@ -20,6 +21,7 @@ function run(
             key: (m) => m.key,
             handle: kind.handler(handler) as never,
             stats,
+            failurePolicy,
           }),
           toArray(),
         ),
@@ -76,23 +78,8 @@ describe.each(laneKinds)('a handler on %s', (_name, kind) => {
   it('that returns a native Promise whose `then` throws, under a failure policy, is dead-lettered and the key goes on', async () => {
     const dead: Msg[] = [];
     const messages = [0, 1].map((n) => ({ key: 'k', n }));
-    const outcome = await outcomeOf(
-      within(
-        lastValueFrom(
-          fromIterable(messages).pipe(
-            keyedDispatch<Msg, unknown, Ran>({
-              executor: lanes.executor as never,
-              key: (m) => m.key,
-              handle: kind.handler('throwingSpecies') as never,
-              failurePolicy: retryPolicy<Msg, Ran>({ maxAttempts: 2, deadLetter: (m) => void dead.push(m) }),
-            }),
-            toArray(),
-          ),
-        ),
-        5000,
-        'the output to end',
-      ),
-    );
+    const policy = retryPolicy<Msg, Ran>({ maxAttempts: 2, deadLetter: (m) => void dead.push(m) });
+    const outcome = await run(kind, lanes.executor, 'throwingSpecies', messages, undefined, policy);
     expect(outcome).toEqual({ value: [] });
     expect(dead).toEqual(messages);
   });

@@ -283,22 +283,22 @@ describe('retryPolicy on keyedDispatch', () => {
 
   it('counts only the first callback of a thenable that calls back twice: its value, with no retry and no dead letter', () => {
     const dead: Msg[] = [];
+    const callsBackTwice = (m: Msg): PromiseLike<string> =>
+      ({
+        // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose.
+        then(resolve: (v: string) => void, reject: (e: unknown) => void) {
+          resolve(m.id);
+          reject(new VersionConflict());
+        },
+      }) as never;
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const failurePolicy = retryPolicy<Msg, string>({
+        maxAttempts: 1,
+        deadLetter: (m) => void dead.push(m),
+      });
+      const options = { executor: new KeyedExecutor({ workers: 1 }), key: (m: Msg) => m.key, failurePolicy };
       const out = cold('a|', { a: msg('x', '1') }).pipe(
-        keyedDispatch({
-          executor,
-          key: (m: Msg) => m.key,
-          handle: (m: Msg): PromiseLike<string> =>
-            ({
-              // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose.
-              then(resolve: (v: string) => void, reject: (e: unknown) => void) {
-                resolve(m.id);
-                reject(new VersionConflict());
-              },
-            }) as never,
-          failurePolicy: retryPolicy<Msg, string>({ maxAttempts: 1, deadLetter: (m) => void dead.push(m) }),
-        }),
+        keyedDispatch({ ...options, handle: callsBackTwice }),
       );
       expectObservable(out).toBe('1|', { 1: '1' });
     });

@@ -245,15 +245,16 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
 
   /**
    * Takes back queued messages that `matches` accepts and that have not started; they are never settled.
-   * A `matches` that throws fails the session (nothing is taken back, nothing more is acknowledged): the
-   * dispatcher's count of what it holds would be wrong from there on.
+   * A `matches` that throws errors the output, as a failed settlement does, also after the source
+   * completed: nothing is taken back, and the dispatcher's count of what it holds would be wrong from
+   * there on.
    */
   protected discard(matches: (message: T) => boolean): T[] {
     let discarded: T[];
     try {
       discarded = this.#sink.discard(matches);
     } catch (err) {
-      this.fail(err);
+      this.#settlementFailed(err);
       return [];
     }
     if (discarded.length > 0) {
