@@ -116,6 +116,43 @@ describe('Mailbox', () => {
       expect(await refillDuringCompletion(20)).toEqual(['a1', ...names(0, 16), 'a2', ...names(16, 20)]);
     });
 
+    it('counts what it started in the step of the turn it started in, so a waiting lane gets the thread after 16', () => {
+      const loop = new LaneLoop();
+      const lane = new Lane(0, loop);
+      const other = new Lane(1, loop);
+      const started: string[] = [];
+      const owner: MailboxOwner<string, string, string> = {
+        throughput: 16,
+        closed: false,
+        claim: () => true,
+        handle: (message) => {
+          started.push(message);
+          return [message];
+        },
+        emit: () => undefined,
+        done: (_mailbox, message) => {
+          if (message !== 'a') return;
+          // 1 + 15 started in this step: then the lane waiting behind it runs before a2.
+          for (let i = 0; i < 15; i++)
+            new Mailbox<string, string, string>().open(`n${i}`, lane, owner).post(`n${i}`, true);
+          new Mailbox<string, string, string>().open('a2', lane, owner).post('a2', false);
+          loop.enqueue(other, {
+            nextInLine: null,
+            run: () => {
+              started.push('other');
+              return 1;
+            },
+          });
+        },
+        failed: () => undefined,
+        retire: () => undefined,
+      };
+      loop.hold();
+      new Mailbox<string, string, string>().open('a', lane, owner).post('a', false);
+      loop.release();
+      expect(started).toEqual(['a', ...names(0, 15), 'other', 'a2']);
+    });
+
     it('waits in the FIFO when another lane waits for the thread', async () => {
       expect(await refillDuringCompletion(2, true)).toEqual(['a1', 'a2', 'other', 'n0', 'n1']);
     });

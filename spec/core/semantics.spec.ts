@@ -1,5 +1,5 @@
 import { DispatchStats, fromIterable, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
-import { firstValueFrom, from, Subject, tap, toArray } from 'rxjs';
+import { firstValueFrom, from, Subject, take, tap, toArray } from 'rxjs';
 import { lanesOf } from '../../src/dispatch/lanes';
 import { type Deferred, deferred, flushMicrotasks, Gates } from '../support/scripted-receiver';
 
@@ -244,6 +244,144 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
     source.next({ key: 'parent', seq: 0 });
     expect(events).toEqual(['parent starts', 'parent returns', 'child starts', 'child returns']);
     sub.unsubscribe();
+  });
+
+  describe('starting a key that a refill brings', () => {
+    it('waits while a handler that ended another key in its turn is still running', async () => {
+      const single = new KeyedExecutor({ workers: 1 });
+      const signal = new Subject<string>();
+      const startedInsideB: string[] = [];
+      let inB = false;
+      const messages = ['A', 'B', 'C'].map((key, seq) => ({ key, seq }));
+      const values = await firstValueFrom(
+        fromIterable(messages).pipe(
+          keyedDispatch({
+            executor: single,
+            maxInFlight: 2,
+            key: byKey,
+            handle: (m: Msg) => {
+              if (inB) startedInsideB.push(m.key);
+              // A waits for B, which ends A on their lane, then frees A's place in the window for C.
+              if (m.key === 'A') return signal.pipe(take(1));
+              if (m.key === 'B') {
+                inB = true;
+                signal.next('from B');
+                inB = false;
+              }
+              return [m.key];
+            },
+          }),
+          toArray(),
+        ),
+      );
+      expect(values).toEqual(['from B', 'B', 'C']);
+      expect(startedInsideB).toEqual([]);
+      await single.close();
+    });
+
+    it('waits while a subscriber that ended another key downstream is still running', async () => {
+      const single = new KeyedExecutor({ workers: 1 });
+      const signal = new Subject<string>();
+      const startedInsideNext: string[] = [];
+      let inNext = false;
+      const messages = ['A', 'B', 'C'].map((key, seq) => ({ key, seq }));
+      await firstValueFrom(
+        fromIterable(messages).pipe(
+          keyedDispatch({
+            executor: single,
+            maxInFlight: 2,
+            key: byKey,
+            handle: (m: Msg) => {
+              if (inNext) startedInsideNext.push(m.key);
+              return m.key === 'A' ? signal.pipe(take(1)) : [m.key];
+            },
+          }),
+          tap((value) => {
+            if (value !== 'B') return;
+            inNext = true;
+            signal.next('from downstream');
+            inNext = false;
+          }),
+          toArray(),
+        ),
+      );
+      expect(startedInsideNext).toEqual([]);
+      await single.close();
+    });
+
+    it('waits while a handler that feeds a plain source is running, under onOverflow: buffer', async () => {
+      const single = new KeyedExecutor({ workers: 1 });
+      const source = new Subject<Msg>();
+      const gate = deferred();
+      const startedInsideX: string[] = [];
+      let inX = false;
+      const done = firstValueFrom(
+        source.pipe(
+          keyedDispatch({
+            executor: single,
+            maxInFlight: 32,
+            onOverflow: 'buffer',
+            key: byKey,
+            handle: (m: Msg) => {
+              if (inX) startedInsideX.push(m.key);
+              if (m.key.startsWith('a')) return gate.promise.then(() => m.key);
+              if (m.key === 'x') {
+                inX = true;
+                source.next({ key: 'y', seq: 1 });
+                source.complete();
+                inX = false;
+              }
+              return [m.key];
+            },
+          }),
+          toArray(),
+        ),
+      );
+      for (let i = 0; i < 32; i++) source.next({ key: `a${i}`, seq: i });
+      source.next({ key: 'x', seq: 0 });
+      gate.resolve();
+      const values = await done;
+      expect(values).toHaveLength(34);
+      expect(startedInsideX).toEqual([]);
+      await single.close();
+    });
+
+    it('keeps the stack flat however many overflowed keys finish at once', async () => {
+      const single = new KeyedExecutor({ workers: 1 });
+      const source = new Subject<Msg>();
+      const gate = deferred();
+      let deepest = 0;
+      const depth = () => {
+        const limit = Error.stackTraceLimit;
+        Error.stackTraceLimit = Number.POSITIVE_INFINITY;
+        const frames = (new Error().stack ?? '').split('\n').length;
+        Error.stackTraceLimit = limit;
+        return frames;
+      };
+      const done = firstValueFrom(
+        source.pipe(
+          keyedDispatch({
+            executor: single,
+            maxInFlight: 32,
+            onOverflow: 'buffer',
+            key: byKey,
+            handle: (m: Msg) => {
+              deepest = Math.max(deepest, depth());
+              return m.key.startsWith('a') ? gate.promise.then(() => m.key) : [m.key];
+            },
+          }),
+          toArray(),
+        ),
+      );
+      for (let i = 0; i < 32; i++) source.next({ key: `a${i}`, seq: i });
+      for (let i = 0; i < 20_000; i++) source.next({ key: `k${i}`, seq: i });
+      source.complete();
+      gate.resolve();
+      expect(await done).toHaveLength(20_032);
+      // A few dozen frames of RxJS and the dispatcher under each handler, not one more per message.
+      expect(deepest).toBeLessThan(200);
+      await single.close();
+    });
   });
 
   it('gives a hot key at most `throughput` synchronous messages per turn before other mailboxes of its lane', async () => {

@@ -30,8 +30,6 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   private starting: K[] = [];
   private startLater: Subscription | null = null;
   private closed = false;
-  /** Batches are handed over at the end of a burst, never within a turn (see `Routed.refilling`). */
-  readonly refilling = false;
 
   constructor(
     private readonly dispatcher: Routed<T, K, R>,
@@ -53,7 +51,7 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     this.inner.open();
   }
 
-  route(key: K, message: T): boolean {
+  route(key: K, message: T, _startNow: boolean): boolean {
     let batches = this.keys.get(key);
     if (batches === undefined) {
       batches = { unfinished: 0, running: null, next: [] };
@@ -92,7 +90,8 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     if (batch === undefined || this.closed) return;
     batches.running = batch;
     // One batch of a key at a time, so the router below never finds the key at its share.
-    this.inner.route(key, batch);
+    // At the end of a burst, from a scheduled action: never within a turn.
+    this.inner.route(key, batch, false);
   }
 
   discard(matches: (message: T) => boolean): T[] {

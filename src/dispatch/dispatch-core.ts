@@ -65,8 +65,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private readonly requestAt: number;
   /** More demand is due in a microtask (a request stopped at `MAX_REQUEST`): none is asked for before it. */
   private requestQueued = false;
-  /** Admitting a refill of the window (see `Routed.refilling`). */
-  refilling = false;
+  /** Admitting what a refill of the window pulled, after a handler ended (see `Router.route`'s `startNow`). */
+  private refilling = false;
   /** The source completed: the output completes once nothing is in flight. */
   private sourceDone = false;
   // Counters for stats; plain increments, read only on demand.
@@ -134,7 +134,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       return;
     }
     this.outstanding--;
-    this.admit(message);
+    this.admit(message, this.refilling);
   }
 
   error(err: unknown): void {
@@ -183,14 +183,14 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   /** A plain source's message: admitted if the window (and the parking area) has room, else overflow policy. */
   offer(message: T): void {
     if (this.closed) return;
-    if (this.hasRoom() && this.overflow.size === 0) this.admit(message);
+    if (this.hasRoom() && this.overflow.size === 0) this.admit(message, false);
     else if (this.options.onOverflow === 'error')
       this.terminate(new WindowOverflowError(this.options.maxInFlight));
     else this.overflow.push(message);
   }
 
-  /** Takes a message in and hands it to the router under its key. */
-  private admit(message: T): void {
+  /** Takes a message in and hands it to the router under its key (see `Router.route` for `startNow`). */
+  private admit(message: T, startNow: boolean): void {
     let key: K;
     try {
       key = this.options.key(message);
@@ -206,7 +206,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     // Counted before routing (a handler may finish within it), recorded as a peak only once admitted.
     const inFlight = ++this.inFlight;
     // The common case stays here, small: nothing parked and the key under its share.
-    if (this.parkedCount !== 0 || !this.router.route(key, message)) this.admitParked(key, message);
+    if (this.parkedCount !== 0 || !this.router.route(key, message, startNow)) this.admitParked(key, message);
     else if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
   }
 
@@ -228,7 +228,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private enter(key: K, message: T): boolean {
     this.admitted++;
     const inFlight = ++this.inFlight;
-    if (this.router.route(key, message)) {
+    if (this.router.route(key, message, false)) {
       if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
       return true;
     }
@@ -345,20 +345,15 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
    */
   private admitOverflowed(): void {
     if (this.options.maxInFlight - this.inFlight < this.requestAt) return;
-    // Called only after a handler ended: a refill (see `Routed.refilling`).
-    const refilling = this.refilling;
-    this.refilling = true;
-    try {
-      while (this.overflow.size > 0 && this.hasRoom() && !this.closed) this.admit(this.overflow.shift() as T);
-    } finally {
-      this.refilling = refilling;
-    }
+    // Called only after a handler ended: a refill (see `Router.route`'s `startNow`).
+    while (this.overflow.size > 0 && this.hasRoom() && !this.closed)
+      this.admit(this.overflow.shift() as T, true);
   }
 
   /**
    * Asks the receiver for more once a batch's worth is free: of the window, and of the parking area, so
    * that whatever arrives can wait there if its key is at its share. `refill`: asked after a handler
-   * ended, with no code of the user's on the stack (see `Routed.refilling`).
+   * ended, with no code of the user's on the stack (see `Router.route`'s `startNow`).
    */
   private requestMore(refill = false): void {
     if (this.session === null || this.sourceDone || this.closed || this.requestQueued) return;

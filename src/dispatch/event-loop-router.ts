@@ -58,7 +58,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     this.lanes.attach(this.dispatcher);
   }
 
-  route(key: K, message: T): boolean {
+  route(key: K, message: T, startNow: boolean): boolean {
     const mailbox = this.mailboxes.take(key);
     if (mailbox.unfinished >= this.maxPerKey) return false;
     if (mailbox.state === MailboxState.Pooled) {
@@ -66,7 +66,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
       lane.pinned++;
       mailbox.open(key, lane, this);
     }
-    mailbox.post(message, this.dispatcher.refilling);
+    mailbox.post(message, startNow);
     return true;
   }
 

@@ -19,9 +19,11 @@ export interface Router<T, K> {
   open(): void;
   /**
    * Hands over an admitted message; its outcome comes back through the dispatcher's `Routed`. Returns
-   * false, taking nothing, when `key` already holds `maxPerKey` unfinished messages.
+   * false, taking nothing, when `key` already holds `maxPerKey` unfinished messages. `startNow`: the
+   * dispatcher admits it in a refill after a handler ended, with none of the user's code on the stack,
+   * so a new key's mailbox may start it right away, in the running lane's turn (see `Mailbox.post`).
    */
-  route(key: K, message: T): boolean;
+  route(key: K, message: T, startNow: boolean): boolean;
   /**
    * Takes back the messages `matches` accepts that have not started, and returns them: they never
    * start and are never settled (left for redelivery).
@@ -44,11 +46,6 @@ export interface Router<T, K> {
 
 /** What a router reports to its dispatcher. */
 export interface Routed<T, K, R> {
-  /**
-   * True while the dispatcher admits messages it pulled itself to refill its window, after a handler
-   * ended: no code of the user's is on the stack, so a mailbox opened now may start at once.
-   */
-  readonly refilling: boolean;
   /** A handler emitted `value`. */
   emit(value: R): void;
   /** `message`'s handler completed (its key has one unfinished message less). */

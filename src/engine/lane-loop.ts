@@ -80,7 +80,7 @@ export type LongTurnListener = (lane: LoopLane, durationMs: number) => void;
  * while a hold is taken (an admission batch) or while a drain is already under way further up the
  * stack: re-entrant work is queued, never nested, so no stack grows with the number of messages. The
  * one exception is bounded: a mailbox that a dispatcher's refill opens inside a turn may start there,
- * at most the rest of the lane's step (`mayStartWithin`).
+ * never nested, within the lane's step (`startWithin`).
  */
 export class LaneLoop {
   /** Lanes with ready work, in the order they will get the thread. */
@@ -95,6 +95,10 @@ export class LaneLoop {
   current: LoopLane | null = null;
   /** Handlers the current lane has started in its step so far (see `LANE_STEP`). */
   private stepStarts = 0;
+  /** A runnable is being started within the running turn (see `startWithin`): no other may nest in it. */
+  private startingWithin = false;
+  /** Open `blockStarts` calls: while any is open, nothing starts within a turn (see `startWithin`). */
+  private startsBlocked = 0;
   /** Long synchronous runs are reported to these (empty unless someone asked for it). */
   private readonly longTurnListeners = new Set<{ thresholdMs: number; listener: LongTurnListener }>();
   private longTurnThresholdMs = Number.POSITIVE_INFINITY;
@@ -179,23 +183,36 @@ export class LaneLoop {
   }
 
   /**
-   * Whether a mailbox that just got its first message on `lane` may start it right here, inside the turn
-   * `lane` is running: nothing else waits on the lane or in the loop, runs are not being timed, and the
-   * lane's step has room. Then the work skips the lane's FIFO; report what it started with `startedWithin`.
+   * Runs `runnable` (a mailbox that just got its first message on `lane`) right here, inside the turn
+   * `lane` is running, skipping the lane's FIFO, when nothing else waits on the lane or in the loop, runs
+   * are not being timed, the lane's step has room, and no other such start or in-place end is under way
+   * (so starts never nest, and none runs inside code of the turn that is still on the stack). What it
+   * starts counts in the lane's step. False, running nothing, otherwise.
    */
-  mayStartWithin(lane: LoopLane): boolean {
-    return (
-      this.current === lane &&
-      lane.ready.size === 0 &&
-      this.scheduled.size === 0 &&
-      !this.measuring &&
-      this.stepStarts < LANE_STEP
-    );
+  startWithin(lane: LoopLane, runnable: Runnable): boolean {
+    if (this.current !== lane || lane.ready.size !== 0 || this.scheduled.size !== 0) return false;
+    if (this.measuring || this.startingWithin || this.startsBlocked !== 0 || this.stepStarts >= LANE_STEP)
+      return false;
+    this.startingWithin = true;
+    try {
+      const started = runSafely(runnable);
+      this.stepStarts += started;
+    } finally {
+      this.startingWithin = false;
+    }
+    return true;
   }
 
-  /** Counts handlers started inside the running turn (see `mayStartWithin`) against the lane's step. */
-  startedWithin(handlers: number): void {
-    this.stepStarts += handlers;
+  /**
+   * Until the matching `unblockStarts`, nothing starts within a turn: for work done in place while code
+   * of the running turn (a handler, a subscriber, a scheduled action) is still on the stack.
+   */
+  blockStarts(): void {
+    this.startsBlocked++;
+  }
+
+  unblockStarts(): void {
+    this.startsBlocked--;
   }
 
   /**
@@ -288,7 +305,9 @@ export class LaneLoop {
           const runnable = lane.ready.shift() as Runnable;
           // A timed run goes through this same call, so a turn has one path, timed or not.
           const runSince = this.timingRuns ? performance.now() : -1;
-          this.stepStarts += runSafely(runnable);
+          // Read after the run: what it started within the turn counts too (see `startWithin`).
+          const started = runSafely(runnable);
+          this.stepStarts += started;
           if (runSince >= 0) this.endRun(lane, runSince);
         } while (lane.ready.size > 0 && (this.stepStarts < LANE_STEP || this.scheduled.size === 0));
         if (drainSince >= 0) this.countTimedRuns(lane, this.stepStarts);

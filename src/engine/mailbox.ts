@@ -158,7 +158,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
    * Queues a message; an idle mailbox gets a turn through its lane's FIFO. With `startNow` (its owner
    * says no code of the user's is on the stack: a dispatcher admitting what it pulled between two
    * handlers), it starts the message right here instead, inside the turn its lane is running, when the
-   * loop allows it (`LaneLoop.mayStartWithin`).
+   * loop allows it (`LaneLoop.startWithin`).
    */
   post(message: T, startNow: boolean): void {
     this.unfinished++;
@@ -166,8 +166,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     if (this.state !== MailboxState.Idle) return;
     const lane = this.lane;
     const loop = lane.loop;
-    if (startNow && loop.mayStartWithin(lane)) loop.startedWithin(this.runQueue());
-    else {
+    if (!startNow || !loop.startWithin(lane, this)) {
       this.state = MailboxState.Ready;
       loop.enqueue(lane, this);
     }
@@ -418,11 +417,25 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   private deliver(generation: number, note: Note, value: unknown): void {
     if (generation !== this.generation || this.owner.closed) return;
     const lane = this.lane;
-    if (lane.loop.current === lane) this.apply(note, value);
+    if (lane.loop.current === lane) this.applyInPlace(note, value);
     else if (note === Note.Next) {
       const next = new HandlerNote(this, generation, note, value);
       if (!lane.loop.runNow(lane, next)) lane.loop.enqueue(lane, next);
     } else this.endOnLane(note, value, false);
+  }
+
+  /**
+   * Applies a notification in its lane's running turn, where it arrived: the code that sent it is still
+   * on the stack, so no key starts within the turn meanwhile (see `LaneLoop.startWithin`).
+   */
+  private applyInPlace(note: Note, value: unknown): void {
+    const loop = this.lane.loop;
+    loop.blockStarts();
+    try {
+      this.apply(note, value);
+    } finally {
+      loop.unblockStarts();
+    }
   }
 
   /** A native Promise handler settled (in a microtask, outside any turn): as `deliver`'s end. */

@@ -58,7 +58,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     this.threads.attach(this);
   }
 
-  route(key: K, message: T): boolean {
+  route(key: K, message: T, _startNow: boolean): boolean {
     if (this.retries !== null && isKeyFailure(key)) {
       // No thread can run it: the policy sends it to the dead letter here.
       this.unposted(key, message, undefined);
