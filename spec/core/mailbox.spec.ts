@@ -1,3 +1,4 @@
+import type { ObservableInput } from 'rxjs';
 import { Lane } from '../../src/engine/lane';
 import { LaneLoop } from '../../src/engine/lane-loop';
 import { Mailbox, type MailboxOwner } from '../../src/engine/mailbox';
@@ -65,10 +66,11 @@ describe('Mailbox', () => {
 
   describe('posted with `startNow` while its lane runs a turn', () => {
     /**
-     * Mailbox `a` holds a1 and a2 on a lane; when a1's Promise settles, its `done` posts the first message
-     * of `fresh` new mailboxes on the same lane with `startNow` (a refill). Returns the order handlers started.
+     * Two lanes of one loop and an owner whose handlers record their start and return `result(message)`;
+     * `onDone(message)` runs when a handler completes. `post(key, startNow)` opens a mailbox on lane 0
+     * for one message; `waitOnOtherLane()` queues a runnable on lane 1.
      */
-    async function refillDuringCompletion(fresh: number, otherLaneWaits = false): Promise<string[]> {
+    function lanes(result: (message: string) => ObservableInput<string>, onDone: (message: string) => void) {
       const loop = new LaneLoop();
       const lane = new Lane(0, loop);
       const other = new Lane(1, loop);
@@ -79,26 +81,40 @@ describe('Mailbox', () => {
         claim: () => true,
         handle: (message) => {
           started.push(message);
-          return Promise.resolve(message);
+          return result(message);
         },
         emit: () => undefined,
-        done: (_mailbox, message) => {
-          if (message !== 'a1') return;
-          if (otherLaneWaits)
-            loop.enqueue(other, {
-              nextInLine: null,
-              run: () => {
-                started.push('other');
-                return 1;
-              },
-            });
-          for (let i = 0; i < fresh; i++)
-            new Mailbox<string, string, string>().open(`n${i}`, lane, owner).post(`n${i}`, true);
-        },
+        done: (_mailbox, message) => onDone(message),
         failed: () => undefined,
         retire: () => undefined,
       };
-      const a = new Mailbox<string, string, string>().open('a', lane, owner);
+      const open = (key: string) => new Mailbox<string, string, string>().open(key, lane, owner);
+      const waitOnOtherLane = () =>
+        loop.enqueue(other, {
+          nextInLine: null,
+          run: () => {
+            started.push('other');
+            return 1;
+          },
+        });
+      return { loop, started, open, waitOnOtherLane };
+    }
+    const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `n${from + i}`);
+
+    /**
+     * Mailbox `a` holds a1 and a2; when a1's Promise settles, its `done` posts the first message of
+     * `fresh` new mailboxes on the same lane with `startNow` (a refill). Returns the order handlers started.
+     */
+    async function refillDuringCompletion(fresh: number, otherLaneWaits = false): Promise<string[]> {
+      const { loop, started, open, waitOnOtherLane } = lanes(
+        (message) => Promise.resolve(message),
+        (message) => {
+          if (message !== 'a1') return;
+          if (otherLaneWaits) waitOnOtherLane();
+          for (let i = 0; i < fresh; i++) open(`n${i}`).post(`n${i}`, true);
+        },
+      );
+      const a = open('a');
       loop.hold();
       a.post('a1', false);
       a.post('a2', false);
@@ -106,7 +122,6 @@ describe('Mailbox', () => {
       await settle();
       return started;
     }
-    const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `n${from + i}`);
 
     it('starts at once, inside the completing turn, ahead of the rest of that turn', async () => {
       expect(await refillDuringCompletion(2)).toEqual(['a1', 'n0', 'n1', 'a2']);
@@ -117,38 +132,18 @@ describe('Mailbox', () => {
     });
 
     it('counts what it started in the step of the turn it started in, so a waiting lane gets the thread after 16', () => {
-      const loop = new LaneLoop();
-      const lane = new Lane(0, loop);
-      const other = new Lane(1, loop);
-      const started: string[] = [];
-      const owner: MailboxOwner<string, string, string> = {
-        throughput: 16,
-        closed: false,
-        claim: () => true,
-        handle: (message) => {
-          started.push(message);
-          return [message];
-        },
-        emit: () => undefined,
-        done: (_mailbox, message) => {
+      const { loop, started, open, waitOnOtherLane } = lanes(
+        (message) => [message],
+        (message) => {
           if (message !== 'a') return;
           // 1 + 15 started in this step: then the lane waiting behind it runs before a2.
-          for (let i = 0; i < 15; i++)
-            new Mailbox<string, string, string>().open(`n${i}`, lane, owner).post(`n${i}`, true);
-          new Mailbox<string, string, string>().open('a2', lane, owner).post('a2', false);
-          loop.enqueue(other, {
-            nextInLine: null,
-            run: () => {
-              started.push('other');
-              return 1;
-            },
-          });
+          for (let i = 0; i < 15; i++) open(`n${i}`).post(`n${i}`, true);
+          open('a2').post('a2', false);
+          waitOnOtherLane();
         },
-        failed: () => undefined,
-        retire: () => undefined,
-      };
+      );
       loop.hold();
-      new Mailbox<string, string, string>().open('a', lane, owner).post('a', false);
+      open('a').post('a', false);
       loop.release();
       expect(started).toEqual(['a', ...names(0, 15), 'other', 'a2']);
     });
