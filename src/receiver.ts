@@ -48,6 +48,14 @@ export interface ReceiverSink<T> {
 export interface ReceiverSession<T> {
   /** Asks for `n` more messages (a positive integer, or `Infinity` for no limit). */
   request(n: number): void;
+  /**
+   * True when the session may be re-entered from inside `sink.next`: it counts a message as delivered
+   * before handing it over, and takes a `request` or a `settle` made from within the handover. Then a
+   * handler may start inside `sink.next` (a new key's message, in the lane's running turn) instead of
+   * after it. `PullSession` is; a session of your own that leaves this out is never re-entered so.
+   * Optional.
+   */
+  readonly reentrant?: boolean;
   /** `message`'s handler finished: acknowledge it (`done`) or report the failure (`failed`). */
   settle(message: T, outcome: Settlement, error?: unknown): void;
   /**

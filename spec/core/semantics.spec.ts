@@ -274,6 +274,29 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
       return values;
     }
 
+    it('spreads them over the lanes in turn: no lane is left without keys', async () => {
+      const four = new KeyedExecutor({ workers: 4 });
+      const messages = Array.from({ length: 4000 }, (_, seq) => ({ key: `k${seq}`, seq }));
+      const lastHalf = [0, 0, 0, 0];
+      await firstValueFrom(
+        fromIterable(messages).pipe(
+          keyedDispatch({
+            executor: four,
+            maxInFlight: 32,
+            key: byKey,
+            handle: (m: Msg, ctx) => {
+              if (m.seq >= 2000) lastHalf[ctx.laneIndex]++;
+              // Ends in an order of their own, not the order they started in.
+              return new Promise<Msg>((resolve) => setTimeout(() => resolve(m), (m.seq * 7) % 4));
+            },
+          }),
+          toArray(),
+        ),
+      );
+      for (const started of lastHalf) expect(started).toBeGreaterThan(200);
+      await four.close();
+    });
+
     it('waits while a handler that ended another key in its turn is still running', async () => {
       const startedInsideB: string[] = [];
       let inB = false;

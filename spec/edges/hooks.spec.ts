@@ -182,3 +182,78 @@ describe('on event-loop lanes', () => {
     }
   });
 });
+
+interface Item {
+  key: string;
+  id: string;
+}
+
+/**
+ * A session written against `ReceiverSession` alone: `request(n)` hands over up to `n` messages and
+ * records each as pending once `sink.next` returns; `settle` clears it.
+ */
+class ListSessionOfItsOwn implements ReceiverSession<Item> {
+  readonly pending = new Set<string>();
+  readonly startedInsideRequest: string[] = [];
+  private requesting = false;
+  private next = 0;
+  constructor(
+    private readonly sink: ReceiverSink<Item>,
+    private readonly messages: Item[],
+  ) {}
+  request(n: number): void {
+    this.requesting = true;
+    for (let i = 0; i < n && this.next < this.messages.length; i++) {
+      const m = this.messages[this.next++] as Item;
+      this.sink.next(m);
+      this.pending.add(m.id);
+    }
+    this.requesting = false;
+    if (this.next === this.messages.length) this.sink.complete();
+  }
+  settle(m: Item): void {
+    this.pending.delete(m.id);
+  }
+  cancel(): void {}
+  started(m: Item): void {
+    if (this.requesting) this.startedInsideRequest.push(m.id);
+  }
+}
+
+describe('a receiver session of its own (ReceiverSession, not PullSession)', () => {
+  it('is never re-entered by a handler from inside its request, and every message it delivered settles after it recorded it', async () => {
+    const ids = ['A1', 'A2', 'B1', 'C1', 'D1', 'E1'];
+    let session: ListSessionOfItsOwn | undefined;
+    const receiver = new (class extends Receiver<Item> {
+      [openReceiver](sink: ReceiverSink<Item>): ReceiverSession<Item> {
+        session = new ListSessionOfItsOwn(
+          sink,
+          ids.map((id) => ({ key: id[0] as string, id })),
+        );
+        return session;
+      }
+    })();
+    const values = await within(
+      lastValueFrom(
+        receiver.pipe(
+          keyedDispatch({
+            executor: new KeyedExecutor({ workers: 1 }),
+            maxInFlight: 2,
+            maxPerKey: 2,
+            key: (m: Item) => m.key,
+            handle: async (m: Item) => {
+              session?.started(m);
+              return m.id;
+            },
+          }),
+          toArray(),
+        ),
+      ),
+      5000,
+      'the output to complete',
+    );
+    expect([...values].sort()).toEqual([...ids].sort());
+    expect(session?.startedInsideRequest).toEqual([]);
+    expect([...(session?.pending ?? [])]).toEqual([]);
+  });
+});

@@ -374,7 +374,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     const now = Math.min(free, MAX_REQUEST);
     this.outstanding += now;
     const refilling = this.refilling;
-    this.refilling = refill || refilling;
+    // A handler may start inside the handover only where the session says it can be re-entered from there.
+    this.refilling = (refill && session.reentrant === true) || refilling;
     this.loop.hold();
     try {
       session.request(now);

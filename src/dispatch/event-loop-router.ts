@@ -12,8 +12,8 @@ import { hottest, type KeyBacklog, type Routed, type Router } from './router';
  * pool, below), places them on lanes and runs the user's handler for them.
  *
  * Placement of a new mailbox, in constant time: the lane running right now if nothing else is queued
- * on it (no hand-off at all), else the next lane in a turn shared by every dispatcher on the executor,
- * so that keys spread evenly over the lanes.
+ * on it and nothing was started within its step (no hand-off at all), else the next lane in a turn
+ * shared by every dispatcher on the executor, so that keys spread evenly over the lanes.
  */
 export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K, R> {
   /** Mailboxes by key, live only while their key has unfinished messages, and the pool of drained ones. */
@@ -74,7 +74,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   private place(): Lane {
     const lanes = this.lanes;
     const current = lanes.currentLane;
-    if (current !== null && current.ready.size === 0) return current;
+    if (current?.loop.isFree(current)) return current;
     const lane = lanes.lanes[lanes.nextLane];
     // Wraps by comparison, not `%`: an integer division costs more than the rest of the choice.
     if (++lanes.nextLane === lanes.lanes.length) lanes.nextLane = 0;

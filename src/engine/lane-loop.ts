@@ -97,6 +97,8 @@ export class LaneLoop {
   private stepStarts = 0;
   /** A runnable is being started within the running turn (see `startWithin`): no other may nest in it. */
   private startingWithin = false;
+  /** Runnables started within the current lane's step so far (see `isFree`). */
+  private withinStarts = 0;
   /** Open `blockStarts` calls: while any is open, nothing starts within a turn (see `startWithin`). */
   private startsBlocked = 0;
   /** Long synchronous runs are reported to these (empty unless someone asked for it). */
@@ -178,22 +180,35 @@ export class LaneLoop {
     this.draining = true;
     this.current = lane;
     this.stepStarts = 0;
+    this.withinStarts = 0;
     lane.state = LaneState.Running;
     return true;
   }
 
   /**
+   * Whether `lane` may take a new mailbox with no hand-off: nothing is queued on it and, if it is the
+   * running lane, nothing was started within its step yet (else every key of a refill would pile onto
+   * the lane whose handler ended, and a lane without keys would never get one again).
+   */
+  isFree(lane: LoopLane): boolean {
+    return lane.ready.size === 0 && (lane !== this.current || this.withinStarts === 0);
+  }
+
+  /**
    * Runs `runnable` (a mailbox that just got its first message on `lane`) right here, inside the turn
-   * `lane` is running, skipping the lane's FIFO, when nothing else waits on the lane or in the loop, runs
-   * are not being timed, the lane's step has room, and no other such start or in-place end is under way
-   * (so starts never nest, and none runs inside code of the turn that is still on the stack). What it
-   * starts counts in the lane's step. False, running nothing, otherwise.
+   * running now, skipping `lane`'s FIFO: when `lane` is the running lane or a parked one with nothing
+   * ready, no other lane waits, runs are not being timed, the running step has room, and no other such
+   * start or in-place end is under way (so starts never nest, and none runs inside code of the turn that
+   * is still on the stack). What it starts counts in the running lane's step. False, running nothing,
+   * otherwise.
    */
   startWithin(lane: LoopLane, runnable: Runnable): boolean {
-    if (this.current !== lane || lane.ready.size !== 0 || this.scheduled.size !== 0) return false;
+    if (this.current === null || lane.ready.size !== 0 || this.scheduled.size !== 0) return false;
+    if (lane !== this.current && lane.state !== LaneState.Parked) return false;
     if (this.measuring || this.startingWithin || this.startsBlocked !== 0 || this.stepStarts >= LANE_STEP)
       return false;
     this.startingWithin = true;
+    this.withinStarts++;
     try {
       const started = runSafely(runnable);
       this.stepStarts += started;
@@ -299,6 +314,7 @@ export class LaneLoop {
       for (let lane = this.scheduled.shift(); lane !== null; lane = this.scheduled.shift()) {
         this.current = lane;
         this.stepStarts = 0;
+        this.withinStarts = 0;
         lane.state = LaneState.Running;
         // Runnables until LANE_STEP handlers have run; while no other lane waits, the lane keeps the thread.
         do {

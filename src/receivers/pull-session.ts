@@ -27,6 +27,9 @@ export const NOTHING: unique symbol = Symbol('keyed-dispatch.nothing');
  * always accepted: messages delivered before the end may settle after it.
  */
 export abstract class PullSession<T> implements ReceiverSession<T> {
+  /** Counts a message as delivered before handing it over, and takes a `request` made from within: see `ReceiverSession`. */
+  readonly reentrant = true;
+
   /** Requested and not yet delivered (`Infinity`: no limit). */
   #requested = 0;
   /** Delivered and not yet settled or discarded: what a graceful close waits for. */

@@ -79,6 +79,7 @@ export class Intake<T> {
         if (intake.opened) session.request(n);
         else intake.heldDemand += n;
       },
+      reentrant: session.reentrant === true,
       settle: (message, outcome, error) => session.settle(message, outcome, error),
       parked: (message) => session.parked?.(message),
       unparked: (message) => session.unparked?.(message),
