@@ -88,7 +88,7 @@ describe('Mailbox', () => {
         failed: () => undefined,
         retire: () => undefined,
       };
-      const open = (key: string) => new Mailbox<string, string, string>().open(key, lane, owner);
+      const open = (key: string, on = lane) => new Mailbox<string, string, string>().open(key, on, owner);
       const waitOnOtherLane = () =>
         loop.enqueue(other, {
           nextInLine: null,
@@ -97,7 +97,7 @@ describe('Mailbox', () => {
             return 1;
           },
         });
-      return { loop, started, open, waitOnOtherLane };
+      return { loop, other, started, open, waitOnOtherLane };
     }
     const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `n${from + i}`);
 
@@ -146,6 +146,35 @@ describe('Mailbox', () => {
       open('a').post('a', false);
       loop.release();
       expect(started).toEqual(['a', ...names(0, 15), 'other', 'a2']);
+    });
+
+    it("starts on an idle lane as that lane's turn, and not while work waits on the running lane", async () => {
+      const current: string[] = [];
+      let lanesSeen: { loop: LaneLoop; other: Lane } | undefined;
+      const { loop, other, started, open } = lanes(
+        (message) => {
+          current.push(`${message}@${(lanesSeen?.loop.current as Lane | null)?.index}`);
+          return Promise.resolve(message);
+        },
+        (message) => {
+          if (message === 'a1') {
+            open('m', other).post('m', true);
+            open('q').post('q', false);
+            open('n', other).post('n', true);
+            started.push('a1 done');
+          }
+        },
+      );
+      lanesSeen = { loop, other };
+      const a = open('a');
+      loop.hold();
+      a.post('a1', false);
+      loop.release();
+      await settle();
+      // m starts at once on the idle lane 1, as a turn of lane 1; n waits (q waits on the running lane),
+      // and runs in lane 1's next turn, before lane 0 gets the thread back for q.
+      expect(started).toEqual(['a1', 'm', 'a1 done', 'n', 'q']);
+      expect(current).toEqual(['a1@0', 'm@1', 'n@1', 'q@0']);
     });
 
     it('waits in the FIFO when another lane waits for the thread', async () => {

@@ -196,26 +196,44 @@ export class LaneLoop {
 
   /**
    * Runs `runnable` (a mailbox that just got its first message on `lane`) right here, inside the turn
-   * running now, skipping `lane`'s FIFO: when `lane` is the running lane or a parked one with nothing
-   * ready, no other lane waits, runs are not being timed, the running step has room, and no other such
-   * start or in-place end is under way (so starts never nest, and none runs inside code of the turn that
-   * is still on the stack). What it starts counts in the running lane's step. False, running nothing,
+   * running now, skipping `lane`'s FIFO: when no lane has work waiting (the running one included), `lane`
+   * is the running lane or an idle one, runs are not being timed, the running step has room, and no
+   * other such start or in-place end is under way (so starts never nest, and none runs inside code of
+   * the turn that is still on the stack). On an idle lane it runs as a turn of that lane (`current` is
+   * that lane meanwhile). What it starts counts in the running lane's step. False, running nothing,
    * otherwise.
    */
   startWithin(lane: LoopLane, runnable: Runnable): boolean {
-    if (this.current === null || lane.ready.size !== 0 || this.scheduled.size !== 0) return false;
-    if (lane !== this.current && lane.state !== LaneState.Parked) return false;
+    const running = this.current;
+    if (running === null || running.ready.size !== 0 || lane.ready.size !== 0 || this.scheduled.size !== 0)
+      return false;
+    if (lane !== running && lane.state !== LaneState.Parked) return false;
     if (this.measuring || this.startingWithin || this.startsBlocked !== 0 || this.stepStarts >= LANE_STEP)
       return false;
     this.startingWithin = true;
     this.withinStarts++;
+    this.current = lane;
+    lane.state = LaneState.Running;
     try {
       const started = runSafely(runnable);
       this.stepStarts += started;
     } finally {
       this.startingWithin = false;
+      this.current = running;
+      running.state = LaneState.Running;
+      if (lane !== running) this.parkOrSchedule(lane);
     }
     return true;
+  }
+
+  /** A lane whose turn ended: back in the run queue if it has ready work, else parked. */
+  private parkOrSchedule(lane: LoopLane): void {
+    if (lane.ready.size > 0) {
+      lane.state = LaneState.Scheduled;
+      this.scheduled.push(lane);
+    } else {
+      lane.state = LaneState.Parked;
+    }
   }
 
   /**
@@ -327,12 +345,7 @@ export class LaneLoop {
           if (runSince >= 0) this.endRun(lane, runSince);
         } while (lane.ready.size > 0 && (this.stepStarts < LANE_STEP || this.scheduled.size === 0));
         if (drainSince >= 0) this.countTimedRuns(lane, this.stepStarts);
-        if (lane.ready.size > 0) {
-          lane.state = LaneState.Scheduled;
-          this.scheduled.push(lane);
-        } else {
-          lane.state = LaneState.Parked;
-        }
+        this.parkOrSchedule(lane);
       }
     } finally {
       this.current = null;

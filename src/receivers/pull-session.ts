@@ -28,7 +28,7 @@ export const NOTHING: unique symbol = Symbol('keyed-dispatch.nothing');
  */
 export abstract class PullSession<T> implements ReceiverSession<T> {
   /** Counts a message as delivered before handing it over, and takes a `request` made from within: see `ReceiverSession`. */
-  readonly reentrant = true;
+  readonly reentrant: boolean = true;
 
   /** Requested and not yet delivered (`Infinity`: no limit). */
   #requested = 0;
