@@ -212,16 +212,19 @@ export class LaneLoop {
       return false;
     this.startingWithin = true;
     this.withinStarts++;
-    this.current = lane;
-    lane.state = LaneState.Running;
+    if (lane !== running) {
+      this.current = lane;
+      lane.state = LaneState.Running;
+    }
     try {
       const started = runSafely(runnable);
       this.stepStarts += started;
     } finally {
       this.startingWithin = false;
-      this.current = running;
-      running.state = LaneState.Running;
-      if (lane !== running) this.parkOrSchedule(lane);
+      if (lane !== running) {
+        this.current = running;
+        this.parkOrSchedule(lane);
+      }
     }
     return true;
   }
