@@ -10,7 +10,7 @@ import {
 import { RingQueue } from '../internal/ring-queue';
 import { textOf } from '../internal/text-of';
 import type { Lane } from './lane';
-import { type Runnable, reportLater } from './lane-loop';
+import type { Runnable } from './lane-loop';
 
 /**
  * RxJS's Observable class, read once: a CommonJS build reads each export of rxjs through a getter,
@@ -230,14 +230,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /** One turn: up to `throughput` messages while their handlers complete synchronously; returns how many started. */
   run(): number {
-    if (this.owner.closed) return 1;
-    if (this.state === MailboxState.Completing && !this.completeStored()) return 1;
-    return this.runQueue();
-  }
-
-  /** The rest of a turn, once the running handler's end (if any) is applied: the queue, or retirement. */
-  private runQueue(): number {
     const owner = this.owner;
+    if (owner.closed) return 1;
+    if (this.state === MailboxState.Completing && !this.completeStored()) return 1;
     if (this.queued === 0) {
       // Its last message finished, or everything it held was discarded while it waited for this turn.
       this.state = MailboxState.Idle;
@@ -451,19 +446,10 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
    * settle in one batch share one drain.
    */
   private endOnLane(note: Note, value: unknown, soon: boolean): void {
+    this.completing(note, value);
     const lane = this.lane;
     const loop = lane.loop;
-    if (loop.beginTurn(lane)) {
-      try {
-        if (this.complete(note, value)) this.runQueue();
-      } catch (err) {
-        reportLater(err);
-      } finally {
-        loop.endTurn(lane);
-      }
-      return;
-    }
-    this.completing(note, value);
+    if (loop.runNow(lane, this)) return;
     if (soon) loop.enqueueSoon(lane, this);
     else loop.enqueue(lane, this);
   }
