@@ -1,6 +1,7 @@
 import { from, Observable, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
 import { sharedSlot } from './internal/shared-slot';
+import { followOnce, isPromiseLike } from './internal/thenable';
 import { isKeyFailure } from './key-failure';
 import { describe, functionOption, integerOption, MAX_TIMER_MS, optionsObject } from './validate';
 
@@ -342,27 +343,17 @@ class Attempts<T, K, R> {
     if (isPromiseLike<R>(input)) {
       // Promises are followed directly: no Observable layer on the common async path. Only a thenable's
       // first callback counts, and a `then` that throws fails the attempt, as a rejection does.
-      let called = false;
-      try {
-        input.then(
-          (value) => {
-            if (called || this.done) return;
-            called = true;
-            this.subscriber.next(value);
-            this.subscriber.complete();
-          },
-          (err) => {
-            if (called || this.done) return;
-            called = true;
-            this.failed(err);
-          },
-        );
-      } catch (err) {
-        if (!called && !this.done) {
-          called = true;
-          return this.failed(err);
-        }
-      }
+      followOnce(
+        input,
+        (value) => {
+          if (this.done) return;
+          this.subscriber.next(value);
+          this.subscriber.complete();
+        },
+        (err) => {
+          if (!this.done) this.failed(err);
+        },
+      );
       return () => this.cancel();
     }
     const attempt = this.attempt;
@@ -521,10 +512,6 @@ class Isolation<T, K, R> {
     this.running?.unsubscribe();
     this.running = null;
   }
-}
-
-function isPromiseLike<R>(value: unknown): value is PromiseLike<R> {
-  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<R>).then === 'function';
 }
 
 function always(): boolean {

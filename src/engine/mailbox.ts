@@ -9,6 +9,7 @@ import {
 } from 'rxjs';
 import { RingQueue } from '../internal/ring-queue';
 import { textOf } from '../internal/text-of';
+import { followOnce, isPromiseLike } from '../internal/thenable';
 import type { Lane } from './lane';
 import type { Runnable } from './lane-loop';
 
@@ -331,25 +332,11 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
    * it may call back synchronously, call both, or throw from `then` (a failure of its message).
    */
   private follow(input: PromiseLike<R>, generation: number): void {
-    let called = false;
-    try {
-      input.then(
-        (value) => {
-          if (called) return;
-          called = true;
-          this.ended(generation, Note.NextThenComplete, value);
-        },
-        (err) => {
-          if (called) return;
-          called = true;
-          this.ended(generation, Note.Error, err);
-        },
-      );
-    } catch (err) {
-      if (called) return;
-      called = true;
-      this.ended(generation, Note.Error, err);
-    }
+    followOnce(
+      input,
+      (value) => this.ended(generation, Note.NextThenComplete, value),
+      (err) => this.ended(generation, Note.Error, err),
+    );
   }
 
   /** Subscribes to an Observable (or what `from` accepts); false when `input` is not an ObservableInput. */
@@ -564,10 +551,6 @@ const promiseThen = Promise.prototype.then;
  */
 export function hasNativeThen(input: unknown): input is Promise<unknown> {
   return (input as Promise<unknown>).then === promiseThen;
-}
-
-function isPromiseLike<R>(value: unknown): value is PromiseLike<R> {
-  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<R>).then === 'function';
 }
 
 /** The failure of a handler that returned `value`, which is not an `ObservableInput`. */

@@ -1,4 +1,5 @@
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
+import { isPromiseLike } from '../internal/thenable';
 import {
   createReceiver,
   isPullable,
@@ -168,10 +169,4 @@ export class Intake<T> {
       this.errors.push(err);
     }
   }
-}
-
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function'
-  );
 }
