@@ -6,6 +6,7 @@ const config: Config = {
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.spec.ts'],
   transform: {
+    // File by file (the tsconfig's `isolatedModules`): `npm run typecheck` checks the types of specs and sources once.
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: { warnOnly: false } }],
     // ES-module-only packages (Node loads them with require(); Jest needs them as CommonJS).
     '/node_modules/@platformatic/.+\\.js$': '<rootDir>/scripts/jest-esm-to-cjs.js',
