@@ -48,6 +48,7 @@ function resolveBatchDispatchOptions<T, K, R>(
       Math.min(64, maxPerKey),
       1,
       maxPerKey,
+      options.maxPerKey === undefined ? '`maxPerKey`, by default a quarter of `maxInFlight`' : '`maxPerKey`',
     );
     return {
       batches: true,

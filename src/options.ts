@@ -215,6 +215,7 @@ export function resolveShared<T, K, R>(
     Math.max(1, Math.floor(maxInFlight / 4)),
     1,
     maxInFlight,
+    '`maxInFlight`',
   );
   return {
     key: functionOption(owner, 'key', options.key),

@@ -33,10 +33,13 @@ export function integerOption(
   fallback: number,
   min: number,
   max = Number.POSITIVE_INFINITY,
+  /** Where `max` comes from when another option sets it, so the error names that option too. */
+  maxIs?: string,
 ): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    const range = max === Number.POSITIVE_INFINITY ? `>= ${min}` : `from ${min} to ${max}`;
+    const upTo = maxIs === undefined ? `${max}` : `${max} (${maxIs})`;
+    const range = max === Number.POSITIVE_INFINITY ? `>= ${min}` : `from ${min} to ${upTo}`;
     throw new TypeError(`${owner}: expected \`${name}\` to be an integer ${range}, got ${describe(value)}`);
   }
   return value;

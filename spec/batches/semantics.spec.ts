@@ -159,13 +159,23 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
   it('refuses a maxBatch that is not an integer from 1 to maxPerKey, naming the option, the value and its type', () => {
     const options = { executor: lane.executor, key: (m: Item) => m.key, handle: kind.handler('store') };
     expect(() => keyedBatchDispatch({ ...options, maxBatch: 0 })).toThrow(
-      'keyedBatchDispatch: expected `maxBatch` to be an integer from 1 to 64, got 0 (number)',
+      new TypeError(
+        'keyedBatchDispatch: expected `maxBatch` to be an integer from 1 to 64 (`maxPerKey`, by default a quarter of `maxInFlight`), got 0 (number)',
+      ),
     );
     expect(() => keyedBatchDispatch({ ...options, maxPerKey: 8, maxBatch: 9 })).toThrow(
-      'keyedBatchDispatch: expected `maxBatch` to be an integer from 1 to 8, got 9 (number)',
+      new TypeError(
+        'keyedBatchDispatch: expected `maxBatch` to be an integer from 1 to 8 (`maxPerKey`), got 9 (number)',
+      ),
+    );
+    // The bound a small window sets by default is named with the option that sets it.
+    expect(() => keyedBatchDispatch({ ...options, maxInFlight: 6, maxBatch: 2 })).toThrow(
+      new TypeError(
+        'keyedBatchDispatch: expected `maxBatch` to be an integer from 1 to 1 (`maxPerKey`, by default a quarter of `maxInFlight`), got 2 (number)',
+      ),
     );
     expect(() => keyedBatchDispatch({ ...options, maxBatch: '4' as never })).toThrow(
-      "keyedBatchDispatch: expected `maxBatch` to be an integer from 1 to 64, got '4' (string)",
+      /`maxBatch`.*got '4' \(string\)/,
     );
     // No linger: a batch never waits to fill.
     expect(() => keyedBatchDispatch({ ...options, linger: 5 } as never)).toThrow(

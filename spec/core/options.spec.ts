@@ -14,6 +14,14 @@ describe('keyedDispatch options', () => {
     );
   });
 
+  it('throws for a maxPerKey above maxInFlight, naming maxInFlight as its bound', () => {
+    expect(() => keyedDispatch({ ...valid, maxInFlight: 8, maxPerKey: 9 })).toThrow(
+      new TypeError(
+        'keyedDispatch: expected `maxPerKey` to be an integer from 1 to 8 (`maxInFlight`), got 9 (number)',
+      ),
+    );
+  });
+
   it('throws for a throughput that is not an integer', () => {
     expect(() => keyedDispatch({ ...valid, throughput: 1.5 })).toThrow(
       new TypeError('keyedDispatch: expected `throughput` to be an integer >= 1, got 1.5 (number)'),

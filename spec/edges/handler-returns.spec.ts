@@ -1,5 +1,22 @@
-import { DispatchStats, type FailurePolicy, fromIterable, keyedDispatch, retryPolicy } from 'keyed-dispatch';
-import { concatMap, delay, from, lastValueFrom, of, toArray } from 'rxjs';
+import {
+  DispatchStats,
+  type FailurePolicy,
+  fromIterable,
+  KeyedExecutor,
+  keyedDispatch,
+  retryPolicy,
+} from 'keyed-dispatch';
+import {
+  concatMap,
+  delay,
+  from,
+  lastValueFrom,
+  Observable,
+  of,
+  Subject,
+  type Subscription,
+  toArray,
+} from 'rxjs';
 import { type LaneKind, laneKinds, type Msg, type Ran } from '../lanes/lane-kinds';
 import { outcomeOf, within } from '../lanes/shared-state';
 
@@ -231,5 +248,85 @@ describe('a handler on event-loop lanes', () => {
     );
     expect(values).toEqual([4]);
     expect(dead.sort()).toEqual([1, 2, 3]);
+  });
+});
+
+/**
+ * A handler that stops its dispatcher (it unsubscribes the output, or errors the source) and returns an
+ * Observable all the same. Event-loop lanes only: a handler on a thread cannot reach the output.
+ */
+describe('a handler that stops its dispatcher, then returns an Observable', () => {
+  let executor: KeyedExecutor;
+  const intervals: Array<ReturnType<typeof setInterval>> = [];
+  beforeEach(() => {
+    executor = new KeyedExecutor({ workers: 2 });
+  });
+  afterEach(async () => {
+    for (const t of intervals.splice(0)) clearInterval(t);
+    await executor.close();
+  });
+
+  /** An Observable ticking every millisecond until unsubscribed; `state` counts both. */
+  function ticking(state: { subscribed: number; unsubscribed: number }): Observable<number> {
+    return new Observable<number>((subscriber) => {
+      state.subscribed++;
+      const timer = setInterval(() => subscriber.next(1), 1);
+      intervals.push(timer);
+      return () => {
+        state.unsubscribed++;
+        clearInterval(timer);
+      };
+    });
+  }
+
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it.each([
+    ['', undefined],
+    [' under a failure policy', retryPolicy<Msg, string>()],
+  ])(
+    'by unsubscribing the output%s: what it returned is never left running',
+    async (_under, failurePolicy) => {
+      const state = { subscribed: 0, unsubscribed: 0 };
+      const source = new Subject<Msg>();
+      const subscription: Subscription = source
+        .pipe(
+          keyedDispatch({
+            executor,
+            key: (m: Msg) => m.key,
+            failurePolicy,
+            handle: () => {
+              subscription.unsubscribe();
+              return ticking(state);
+            },
+          }),
+        )
+        .subscribe();
+      source.next({ key: 'a', n: 1 });
+      await settle();
+      expect(state.subscribed).toBe(state.unsubscribed);
+    },
+  );
+
+  it("by erroring the source: the output errors with the source's error, and what it returned is never left running", async () => {
+    const state = { subscribed: 0, unsubscribed: 0 };
+    const source = new Subject<Msg>();
+    let error: unknown;
+    source
+      .pipe(
+        keyedDispatch({
+          executor,
+          key: (m: Msg) => m.key,
+          handle: () => {
+            source.error(new Error('upstream broke'));
+            return ticking(state);
+          },
+        }),
+      )
+      .subscribe({ error: (e) => (error = e) });
+    source.next({ key: 'a', n: 1 });
+    await settle();
+    expect(error).toEqual(new Error('upstream broke'));
+    expect(state.subscribed).toBe(state.unsubscribed);
   });
 });

@@ -145,7 +145,9 @@ describe('thread lanes', () => {
       const run = runOnThreads(executor, messages, 'echo', settled);
       await expect(run).rejects.toMatchObject({
         name: 'TypeError',
-        message: expect.stringMatching(/a message for a thread lane cannot be cloned \(DataCloneError: /),
+        message: expect.stringMatching(
+          /^ThreadExecutor: the message of key b cannot be cloned to a thread lane \(DataCloneError: /,
+        ),
         cause: expect.objectContaining({ name: 'DataCloneError' }),
       });
       // The three messages went out in one batch; the others were posted on their own and not failed.
@@ -154,6 +156,34 @@ describe('thread lanes', () => {
       await executor.close();
     }
   });
+
+  it.each([
+    ['a symbol', (m: Msg) => Symbol(m.key), 'Symbol(b)'],
+    ['an object holding a function', (m: Msg) => ({ key: m.key, toString: () => m.key }), 'b'],
+  ])(
+    'fails a message whose key (%s) cannot be cloned with an error naming the key and the `key` option',
+    async (_what, key, shown) => {
+      const executor = new ThreadExecutor({ workers: 1 });
+      try {
+        const run = lastValueFrom(
+          fromIterable<Msg>([{ key: 'b', n: 1 }]).pipe(
+            keyedDispatch<Msg, unknown, Ran>({ executor, key, handle: threadHandler(FIXTURES, 'echo') }),
+          ),
+        );
+        await expect(run).rejects.toMatchObject({
+          name: 'TypeError',
+          message: expect.stringMatching(
+            new RegExp(
+              `^ThreadExecutor: the key ${shown.replace(/[()]/g, '\\$&')} cannot be cloned to a thread lane, where a key travels with its message: \`key\` must return a value structuredClone accepts there \\(DataCloneError: `,
+            ),
+          ),
+          cause: expect.objectContaining({ name: 'DataCloneError' }),
+        });
+      } finally {
+        await executor.close();
+      }
+    },
+  );
 
   it('moves transferred buffers both ways', async () => {
     const executor = new ThreadExecutor({ workers: 1 });

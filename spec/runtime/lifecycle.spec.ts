@@ -2,7 +2,9 @@ import {
   DispatchRuntime,
   DispatchRuntimeStoppedError,
   dispatchComponent,
+  fromIterable,
   KeyedExecutor,
+  LocalBus,
   retryPolicy,
 } from 'keyed-dispatch';
 import { NEVER, type Observable, Subject, throwError, timer } from 'rxjs';
@@ -191,6 +193,40 @@ describe('DispatchRuntime lifecycle', () => {
       new Error('the source had not finished closing by the stop deadline'),
     ]);
     expect(executor.closed).toBe(true);
+  });
+
+  it('with a deadline of 0, reports an idle runtime drained when its receiver closed at once', async () => {
+    const bus = new LocalBus<Msg>();
+    const runtime = new DispatchRuntime({
+      executor: new KeyedExecutor({ workers: 1 }),
+      components: [
+        dispatchComponent({
+          name: 'idle',
+          source: bus.receive(),
+          dispatch: { key: (m: Msg) => m.key, handle: (m: Msg) => [m.id] },
+        }),
+        dispatchComponent({
+          name: 'done',
+          source: fromIterable<Msg>([]),
+          dispatch: { key: (m: Msg) => m.key, handle: (m: Msg) => [m.id] },
+        }),
+      ],
+    }).start();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const report = await runtime.stopGracefully({ timeoutMs: 0 });
+    expect(report.outcome).toBe('drained');
+    expect(report.components.map((c) => c.sourceErrors)).toEqual([[], []]);
+  });
+
+  it('with a deadline of 0, reports a receiver that closes asynchronously as still closing', async () => {
+    const receiver = new ManualReceiver<Msg>(() => new Promise<void>(() => undefined));
+    const { runtime } = runtimeOf(receiver, new Handlers());
+    runtime.start();
+    const report = await runtime.stopGracefully({ timeoutMs: 0 });
+    expect(report.outcome).toBe('deadline');
+    expect(report.components[0].sourceErrors).toEqual([
+      new Error('the source had not finished closing by the stop deadline'),
+    ]);
   });
 
   it('completes the stop when a receiver throws on cancellation, reporting the error, and drains the others', async () => {

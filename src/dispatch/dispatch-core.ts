@@ -13,6 +13,7 @@ import {
   type Pullable,
   type ReceiverSession,
   type ReceiverSink,
+  type Settlement,
 } from '../receiver';
 import { type DispatchCounters, type DispatchSnapshot, type HotKey, statsLink } from '../stats';
 import type { TransportFault } from '../transport-fault';
@@ -105,9 +106,12 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private pull(source: Pullable<T>): void {
     this.loop.hold();
     try {
-      this.session = source[openReceiver](this);
+      const session = source[openReceiver](this);
+      // It ended while being opened (completed or errored at once): the teardown did not know it yet.
+      if (this.closed) session.cancel();
+      else this.session = session;
       if (!this.closed && !this.sourceDone)
-        this.request(this.session, Math.min(this.options.maxInFlight, this.options.maxParked));
+        this.request(session, Math.min(this.options.maxInFlight, this.options.maxParked));
     } finally {
       this.loop.release();
     }
@@ -166,7 +170,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       this.parkedCount -= removed.length;
       if (queue.size === 0) this.parked.delete(key);
       for (const m of removed) {
-        this.session?.unparked?.(m);
+        this.tell('unparked', m);
         discarded.push(m);
       }
     }
@@ -246,7 +250,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     }
     queue.push(message);
     this.parkedCount++;
-    this.session?.parked?.(message);
+    this.tell('parked', message);
     // What was asked for covered this message, which now takes no room in the window: ask again.
     this.requestMore();
   }
@@ -264,9 +268,18 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       // Taken out before the hook: `?.()` skips its arguments when a session has no `unparked`.
       const message = queue.shift() as T;
       this.parkedCount--;
-      this.session?.unparked?.(message);
+      this.tell('unparked', message);
     }
     if (queue.size === 0) this.parked.delete(key);
+  }
+
+  /** Tells the session a message parked, or entered the window from there; one that throws errors the output. */
+  private tell(hook: 'parked' | 'unparked', message: T): void {
+    try {
+      this.session?.[hook]?.(message);
+    } catch (err) {
+      this.terminate(err);
+    }
   }
 
   /** Parked messages enter the window wherever their key's share has room. */
@@ -296,7 +309,13 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
    * came from, when its receiver says; else the error as thrown.
    */
   private messageFailure(message: T, key: K | undefined, error: unknown): unknown {
-    const source = this.session?.describe?.(message);
+    let source: string | undefined;
+    try {
+      source = this.session?.describe?.(message);
+    } catch {
+      // `describe` must not throw; one that does leaves the failure as thrown rather than hiding it.
+      return error;
+    }
     return source === undefined ? error : new MessageError(key, source, error);
   }
 
@@ -308,7 +327,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   done(message: T, key: K): void {
     this.inFlight--;
     this.settled++;
-    this.session?.settle(message, 'done');
+    this.settle(message, 'done');
     this.leftWindow(key);
   }
 
@@ -320,12 +339,25 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     this.inFlight--;
     this.failedCount++;
     if (isGaveUp(error)) {
-      this.session?.settle(message, error.deadLettered ? 'dead-lettered' : 'failed', error.cause);
+      this.settle(message, error.deadLettered ? 'dead-lettered' : 'failed', error.cause);
       this.leftWindow(key);
       return;
     }
-    this.session?.settle(message, 'failed', error);
-    this.terminate(this.messageFailure(message, isKeyFailure(key) ? undefined : key, error));
+    const failure = this.messageFailure(message, isKeyFailure(key) ? undefined : key, error);
+    this.settle(message, 'failed', error);
+    this.terminate(failure);
+  }
+
+  /**
+   * Tells the session `message`'s outcome. A session that throws errors the output with it, as a
+   * `PullSession` does when its acknowledgement throws: the message is not acknowledged.
+   */
+  private settle(message: T, outcome: Settlement, cause?: unknown): void {
+    try {
+      this.session?.settle(message, outcome, cause);
+    } catch (err) {
+      this.terminate(err);
+    }
   }
 
   /**
@@ -379,6 +411,9 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     this.loop.hold();
     try {
       session.request(now);
+    } catch (err) {
+      // From the first request, or from a refill after a handler ended, where nothing else would see it.
+      this.terminate(err);
     } finally {
       this.refilling = refilling;
       this.loop.release();

@@ -271,7 +271,12 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       input = owner.handle(message, this);
     } catch (err) {
       this.current = undefined;
-      owner.failed(this, message, err);
+      if (!owner.closed) owner.failed(this, message, err);
+      return true;
+    }
+    if (owner.closed) {
+      // The handler stopped the dispatcher (it unsubscribed the output, say): what it returned never runs.
+      this.current = undefined;
       return true;
     }
     if (!Array.isArray(input)) return this.subscribeTo(message, input, generation);

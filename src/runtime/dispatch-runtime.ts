@@ -301,11 +301,12 @@ export class DispatchRuntime {
     return n;
   }
 
-  /** Resolves true when `promise` settles before the deadline, false at the deadline. */
+  /**
+   * Resolves true when `promise` settles before the deadline, false at the deadline. A deadline that has
+   * passed still counts a promise settled already (a receiver that closed at once).
+   */
   async #within(deadline: number, promise: Promise<unknown>): Promise<boolean> {
-    const left = deadline - this.#scheduler.now();
-    if (left <= 0) return false;
-    const timer = this.#sleep(left);
+    const timer = this.#sleep(Math.max(0, deadline - this.#scheduler.now()));
     try {
       return await Promise.race([promise.then(() => true), timer.promise.then(() => false)]);
     } finally {

@@ -386,7 +386,7 @@ export class ThreadLanes {
       try {
         worker.postMessage(record, (posted.transfers ?? []) as readonly TransferListItem[]);
       } catch (err) {
-        this.failHeld(posted, notCloneable('a message', err));
+        this.failHeld(posted, notCloneable(posted.key, err));
       }
     });
   }
@@ -438,12 +438,26 @@ function stopped(worker: Worker): Promise<void> {
   });
 }
 
-/** Why `what` could not cross to a thread lane, with the structured-clone error as its cause. */
-function notCloneable(what: string, err: unknown): TypeError {
+/**
+ * Why a message of `key` could not cross to a thread lane: the key itself (it travels with the message,
+ * so the key selector must return a cloneable value there) or the message. The structured-clone error
+ * is its cause.
+ */
+function notCloneable(key: unknown, err: unknown): TypeError {
   // A DataCloneError is a DOMException, which is not an Error here: read its fields as they are.
   const { name, message } = (err ?? {}) as { name?: unknown; message?: unknown };
   const reason = typeof message === 'string' ? `${String(name)}: ${message}` : 'it cannot be cloned';
-  return new TypeError(`ThreadExecutor: ${what} for a thread lane cannot be cloned (${reason})`, {
-    cause: err,
-  });
+  const what = isCloneable(key)
+    ? `the message of key ${textOf(key)} cannot be cloned to a thread lane`
+    : `the key ${textOf(key)} cannot be cloned to a thread lane, where a key travels with its message: \`key\` must return a value structuredClone accepts there`;
+  return new TypeError(`ThreadExecutor: ${what} (${reason})`, { cause: err });
+}
+
+function isCloneable(value: unknown): boolean {
+  try {
+    structuredClone(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
