@@ -308,6 +308,32 @@ describe('a handler that stops its dispatcher, then returns an Observable', () =
     },
   );
 
+  it('by unsubscribing the output, then rejecting: its rejection is not left unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const source = new Subject<Msg>();
+      const subscription: Subscription = source
+        .pipe(
+          keyedDispatch({
+            executor,
+            key: (m: Msg) => m.key,
+            handle: async () => {
+              subscription.unsubscribe();
+              throw new Error('after the unsubscribe');
+            },
+          }),
+        )
+        .subscribe();
+      source.next({ key: 'a', n: 1 });
+      await settle();
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it("by erroring the source: the output errors with the source's error, and what it returned is never left running", async () => {
     const state = { subscribed: 0, unsubscribed: 0 };
     const source = new Subject<Msg>();

@@ -18,6 +18,7 @@ interface Faults {
   unparkedThrows?: boolean;
   /** Ends the source while it is being opened, before `[openReceiver]` returns. */
   endsWhileOpening?: 'complete' | 'error';
+  cancelThrows?: boolean;
 }
 
 /** A session written against `ReceiverSession` alone, over a list, whose hooks throw as told. */
@@ -50,6 +51,7 @@ class FaultyReceiver extends Receiver<Msg> {
       },
       cancel: () => {
         this.cancels++;
+        if (faults.cancelThrows) throw new Error('cancel threw');
       },
       describe: (m) => {
         if (faults.describeThrows) throw fault;
@@ -134,6 +136,16 @@ describe.each(laneKinds)('a receiver session of its own that throws, on %s', (_n
     const receiver = new FaultyReceiver(messages(3, 3), { describeThrows: true });
     const outcome = await run(receiver, 'boom');
     expect(outcome).toEqual({ error: new Error('boom k1') });
+    expect(receiver.cancels).toBe(1);
+  });
+
+  it.each([
+    ['while it was being opened', { endsWhileOpening: 'complete' as const }],
+    ['at its first request', {}],
+  ])('errors the output with what `cancel` threw for a session that completed %s', async (_when, faults) => {
+    const receiver = new FaultyReceiver([], { ...faults, cancelThrows: true });
+    const outcome = await run(receiver, 'echo');
+    expect(outcome).toEqual({ error: new Error('cancel threw') });
     expect(receiver.cancels).toBe(1);
   });
 

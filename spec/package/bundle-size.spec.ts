@@ -43,10 +43,10 @@ describe('bundling keyedDispatch alone', () => {
     expect(await bundle('keyedDispatch, threadHandler')).toMatch(/worker_threads/);
   });
 
-  // A guard against growth at today's size (30.0 KB, with the message-failure boundary, the guards around
-  // a Promise's `then` and a session's own hooks, and the refill's start in the running turn); the core
-  // itself must shrink to reach the 15 KB aimed at.
-  it('stays within 30 KB minified', () => {
-    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(30 * 1024);
+  // A guard against growth at today's size (30.1 KB, with the message-failure boundary, the guards around
+  // a Promise's `then` and around a session's own hooks, which took it past 30 KB, and the refill's start
+  // in the running turn); the core itself must shrink to reach the 15 KB aimed at.
+  it('stays within 31 KB minified', () => {
+    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(31 * 1024);
   });
 });

@@ -218,6 +218,19 @@ describe('DispatchRuntime lifecycle', () => {
     expect(report.components.map((c) => c.sourceErrors)).toEqual([[], []]);
   });
 
+  it('with a deadline of 0, stops without waiting for any timer, cutting a handler still running', async () => {
+    jest.useFakeTimers();
+    const handlers = new Handlers();
+    handlers.hanging.add('a1');
+    const receiver = new ManualReceiver<Msg>();
+    const { runtime } = runtimeOf(receiver, handlers);
+    runtime.start();
+    receiver.push(msg('a', 'a1'));
+    const report = await runtime.stopGracefully({ timeoutMs: 0 });
+    expect(report.outcome).toBe('deadline');
+    expect(ids(report.components[0].leftForRedelivery)).toEqual(['a1']);
+  });
+
   it('with a deadline of 0, reports a receiver that closes asynchronously as still closing', async () => {
     const receiver = new ManualReceiver<Msg>(() => new Promise<void>(() => undefined));
     const { runtime } = runtimeOf(receiver, new Handlers());

@@ -70,6 +70,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private refilling = false;
   /** The source completed: the output completes once nothing is in flight. */
   private sourceDone = false;
+  /** The receiver is being opened: its session is not known yet, so the output cannot complete. */
+  private opening = false;
   // Counters for stats; plain increments, read only on demand.
   private admitted = 0;
   private settled = 0;
@@ -106,12 +108,23 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private pull(source: Pullable<T>): void {
     this.loop.hold();
     try {
-      const session = source[openReceiver](this);
-      // It ended while being opened (completed or errored at once): the teardown did not know it yet.
-      if (this.closed) session.cancel();
-      else this.session = session;
-      if (!this.closed && !this.sourceDone)
-        this.request(session, Math.min(this.options.maxInFlight, this.options.maxParked));
+      this.opening = true;
+      let session: ReceiverSession<T>;
+      try {
+        session = source[openReceiver](this);
+      } finally {
+        this.opening = false;
+      }
+      if (this.closed) {
+        // It errored while being opened, before the teardown knew it: cancelled now. The output carries
+        // its error already, so what cancelling throws is dropped, as after any first failure.
+        attempt(() => session.cancel(), []);
+        return;
+      }
+      this.session = session;
+      // A source that completed while being opened completes the output now, cancelled as any other.
+      if (this.sourceDone) this.completeIfDone();
+      else this.request(session, Math.min(this.options.maxInFlight, this.options.maxParked));
     } finally {
       this.loop.release();
     }
@@ -437,7 +450,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       this.inFlight === 0 &&
       this.overflow.size === 0 &&
       this.parkedCount === 0 &&
-      !this.closed
+      !this.closed &&
+      !this.opening
     ) {
       const failures = this.teardown();
       if (failures.length === 0) this.subscriber.complete();

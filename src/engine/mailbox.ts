@@ -275,8 +275,16 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       return true;
     }
     if (owner.closed) {
-      // The handler stopped the dispatcher (it unsubscribed the output, say): what it returned never runs.
+      // The handler stopped the dispatcher (it unsubscribed the output, say): what it returned never runs,
+      // and a Promise of it that rejects is not left unhandled.
       this.current = undefined;
+      if (hasNativeThen(input)) {
+        try {
+          input.then(undefined, ignore);
+        } catch {
+          // A `then` that throws registered nothing: there is nothing left to follow.
+        }
+      }
       return true;
     }
     if (!Array.isArray(input)) return this.subscribeTo(message, input, generation);
@@ -547,6 +555,8 @@ class HandlerNote<T, K, R> implements Runnable {
 }
 
 const promiseThen = Promise.prototype.then;
+
+const ignore = (): void => undefined;
 
 /**
  * A handler result followed as a Promise: its `then` is the native one (a Promise, or a subclass that

@@ -25,9 +25,9 @@ export interface LocalBusOptions {
    * How many sent, undelivered messages one receiver's queue holds before `send()` waits: a send
    * resolves as soon as its message is among the first `maxPending` undelivered messages of every
    * subscribed receiver's queue (of the bus's own queue, before any receiver subscribed). Integer ≥ 0;
-   * `0` resolves a send only when a dispatcher admits its message into its window (a message parked
-   * behind its key's share, `maxPerKey`, waits until it enters; its sender is rejected with
-   * `LocalBusClosedError` if the receiver leaves first). Default 1,024.
+   * `0` resolves a send only when a dispatcher takes its message in: into its window, or, when the
+   * message's key is at its share (`maxPerKey`), into its parking area (`maxParked`), which then bounds
+   * what a producer awaiting each send can get ahead. Default 1,024.
    */
   maxPending?: number;
 }
@@ -53,13 +53,8 @@ interface Waiter {
 class SendQueue<T> {
   private readonly messages = new RingQueue<T>();
   private readonly waiters = new RingQueue<Waiter>();
-  /**
-   * With `maxPending` 0 the waiter a `shift` releases is that of the message it takes, which may still
-   * park: it is kept here, not resolved, for the receiver to release once the message is admitted.
-   */
-  released: Waiter | null = null;
 
-  constructor(readonly maxPending: number) {}
+  constructor(private readonly maxPending: number) {}
 
   get size(): number {
     return this.messages.size;
@@ -77,8 +72,6 @@ class SendQueue<T> {
     // The oldest waiter's message is at index `size - waiters.size`: released once that is within the bound.
     if (this.waiters.size > 0 && this.messages.size - this.waiters.size < this.maxPending) {
       (this.waiters.shift() as Waiter).resolve();
-    } else if (this.maxPending === 0) {
-      this.released = this.waiters.shift() ?? null;
     }
     return message;
   }
@@ -212,15 +205,6 @@ export class LocalBus<T> {
 class BusConsumer<T> extends PullSession<T> {
   /** The bus closed: complete once the queue is delivered. */
   private busClosed = false;
-  /**
-   * With `maxPending` 0, a send resolves once its message is admitted into the window, and a message
-   * whose key is at its share parks first: the message being handed over now and its sender (none yet
-   * for one sent straight in), and the senders of parked messages, released as those enter the window.
-   */
-  private handing: T | typeof NOTHING = NOTHING;
-  private handingSender: Waiter | null = null;
-  private parkedSend: Promise<void> | null = null;
-  private readonly parkedSenders = new Map<T, Waiter[]>();
 
   constructor(
     /** Takes the consumer off its bus. */
@@ -238,13 +222,11 @@ class BusConsumer<T> extends PullSession<T> {
   }
 
   offer(message: T): Promise<void> {
-    // Fast path: room in the window and nothing queued ahead, so it is admitted in place (or parks).
-    if (this.queue.size === 0 && this.handOver(message)) {
-      const parked = this.parkedSend;
-      this.parkedSend = null;
+    // Fast path: room in the window and nothing queued ahead, so it is admitted in place.
+    if (this.queue.size === 0 && this.deliver(message)) {
       // Sent, or the bus closed, from inside that delivery.
       if (this.queue.size > 0 || this.busClosed) this.drain();
-      return parked ?? ACCEPTED;
+      return ACCEPTED;
     }
     if (this.stopped) return Promise.reject(new LocalBusClosedError());
     const accepted = this.queue.push(message);
@@ -258,76 +240,19 @@ class BusConsumer<T> extends PullSession<T> {
     this.drain();
   }
 
-  private handOver(message: T): boolean {
-    this.handing = message;
-    try {
-      return this.deliver(message);
-    } finally {
-      this.handing = NOTHING;
-    }
-  }
-
   protected override take(): T | typeof NOTHING {
-    // The message handed over before this one did not park: its sender goes.
-    this.releaseHanded();
-    if (this.queue.size === 0) return NOTHING;
-    const message = this.queue.shift() as T;
-    if (this.queue.maxPending === 0) {
-      this.handing = message;
-      this.handingSender = this.queue.released;
-      this.queue.released = null;
-    }
-    return message;
-  }
-
-  private releaseHanded(): void {
-    this.handing = NOTHING;
-    const sender = this.handingSender;
-    this.handingSender = null;
-    sender?.resolve();
-  }
-
-  override parked(message: T): void {
-    if (this.queue.maxPending !== 0 || message !== this.handing) return;
-    // Sent straight in by `offer`, it has no sender waiting yet: `offer` returns this one's promise.
-    const sender = this.handingSender ?? this.waitForAdmission();
-    this.handingSender = null;
-    this.handing = NOTHING;
-    const senders = this.parkedSenders.get(message);
-    if (senders === undefined) this.parkedSenders.set(message, [sender]);
-    else senders.push(sender);
-  }
-
-  private waitForAdmission(): Waiter {
-    let waiter!: Waiter;
-    this.parkedSend = new Promise<void>((resolve, reject) => {
-      waiter = { resolve, reject };
-    });
-    return waiter;
-  }
-
-  override unparked(message: T): void {
-    const senders = this.parkedSenders.get(message);
-    if (senders === undefined) return;
-    const sender = senders.shift() as Waiter;
-    if (senders.length === 0) this.parkedSenders.delete(message);
-    sender.resolve();
+    return this.queue.size === 0 ? NOTHING : (this.queue.shift() as T);
   }
 
   protected override drain(): void {
     super.drain();
-    this.releaseHanded();
     // From inside a delivery, the delivery under way completes it once it is over.
     if (this.busClosed && this.queue.size === 0 && !this.delivering) this.complete();
   }
 
   protected override close(): void {
     this.leave(this);
-    // What it had not delivered goes with it; senders still waiting for room in it are told so, and
-    // so are those whose message was parked.
+    // What it had not delivered goes with it; senders still waiting for room in it are told so.
     this.queue.clear(closedError);
-    for (const senders of this.parkedSenders.values())
-      for (const sender of senders) sender.reject(closedError());
-    this.parkedSenders.clear();
   }
 }

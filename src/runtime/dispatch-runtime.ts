@@ -306,7 +306,9 @@ export class DispatchRuntime {
    * passed still counts a promise settled already (a receiver that closed at once).
    */
   async #within(deadline: number, promise: Promise<unknown>): Promise<boolean> {
-    const timer = this.#sleep(Math.max(0, deadline - this.#scheduler.now()));
+    const left = deadline - this.#scheduler.now();
+    if (left <= 0) return settledAlready(promise);
+    const timer = this.#sleep(left);
     try {
       return await Promise.race([promise.then(() => true), timer.promise.then(() => false)]);
     } finally {
@@ -465,4 +467,18 @@ function reportUnhandled(err: unknown): void {
   setTimeout(() => {
     throw err;
   });
+}
+
+/** Microtask turns within which a promise that has settled (or a race or `Promise.all` of such) reports it. */
+const SETTLED_TURNS = 8;
+
+/** Whether `promise` has settled by now: its callbacks run within a few microtask turns, no timer needed. */
+async function settledAlready(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  const mark = (): void => {
+    settled = true;
+  };
+  promise.then(mark, mark);
+  for (let turn = 0; turn < SETTLED_TURNS && !settled; turn++) await undefined;
+  return settled;
 }
