@@ -27,8 +27,13 @@ export interface CommittedOffset extends TopicPartition {
 
 /** What an adapter reports to the receiver. */
 export interface KafkaConsumerListener {
-  /** Fetched records of one partition, in offset order. */
-  batch(topic: string, partition: number, records: readonly KafkaRecord[]): void;
+  /**
+   * Fetched records of one partition, in offset order. Returns a promise when buffering them paused the
+   * last partition still fetching: it resolves once one resumes (or fetching stops). A client that idles
+   * for its whole fetch wait while every partition is paused, whatever resumes meanwhile (kafkajs),
+   * waits on it before fetching again; one that fetches a resumed partition at once ignores it.
+   */
+  batch(topic: string, partition: number, records: readonly KafkaRecord[]): Promise<void> | undefined;
   /**
    * Partitions are about to be revoked: without `partitions` every assigned one (eager rebalancing),
    * with it only those (cooperative / KIP-848: the others keep flowing). The receiver stops admitting

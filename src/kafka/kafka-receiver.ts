@@ -244,6 +244,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private gapTimer: ReturnType<typeof setTimeout> | null = null;
   /** The consumer is closing: its last commit is under way, and no other starts. */
   private closingConsumer = false;
+  /** Set while every partition is paused by a full buffer: resolved when one fetches again (see `batch`). */
+  private allPaused: { promise: Promise<void>; resolve: () => void } | null = null;
 
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
@@ -310,6 +312,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     if (tracker.paused && tracker.parked === 0 && tracker.buffer.size <= this.options.prefetch >> 1) {
       tracker.paused = false;
       this.adapter.resume([tracker]);
+      this.fetchingResumed();
     }
   }
 
@@ -348,6 +351,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     }
     this.ready.clear();
     if (trackers.length > 0) this.adapter.pause(trackers);
+    this.fetchingResumed();
   }
 
   /** Commits what finished (after a graceful close, everything that settled) and leaves the group. */
@@ -367,8 +371,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
 
   // KafkaConsumerListener
 
-  batch(topic: string, partition: number, records: readonly KafkaRecord[]): void {
-    if (this.stopped || records.length === 0) return;
+  batch(topic: string, partition: number, records: readonly KafkaRecord[]): Promise<void> | undefined {
+    if (this.stopped || records.length === 0) return undefined;
     const id = `${topic}:${partition}`;
     let tracker = this.live.get(id);
     if (tracker === undefined) {
@@ -377,6 +381,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     }
     if (tracker.loading) tracker.pending.push(records);
     else this.admit(tracker, records);
+    return this.allPaused?.promise;
   }
 
   /** Buffers fetched records for delivery, settling at once those a previous owner finished. */
@@ -399,7 +404,26 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     if (!tracker.paused && tracker.buffer.size >= this.options.prefetch) {
       tracker.paused = true;
       this.adapter.pause([tracker]);
+      if (this.allPaused === null && this.everyPartitionPaused()) {
+        let resolve!: () => void;
+        const promise = new Promise<void>((r) => {
+          resolve = r;
+        });
+        this.allPaused = { promise, resolve };
+      }
     }
+  }
+
+  private everyPartitionPaused(): boolean {
+    for (const tracker of this.live.values()) if (!tracker.paused) return false;
+    return true;
+  }
+
+  /** A partition fetches again (or fetching stopped): a client waiting for it goes on (see `batch`). */
+  private fetchingResumed(): void {
+    const allPaused = this.allPaused;
+    this.allPaused = null;
+    allPaused?.resolve();
   }
 
   revoking(partitions?: readonly TopicPartition[]): Promise<void> {
@@ -431,6 +455,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     });
     // Pauses are not carried across a rebalance: every new tracker starts unpaused.
     this.adapter.resume(partitions);
+    this.fetchingResumed();
     if (this.options.commitMetadataMaxBytes > 0) void this.skipFinished(trackers);
   }
 
@@ -480,6 +505,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private revokeAll(): Promise<void> {
     const revoked = [...this.live.values()];
     this.live.clear();
+    this.fetchingResumed();
     return this.revoke(revoked);
   }
 

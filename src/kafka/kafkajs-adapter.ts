@@ -87,6 +87,8 @@ export interface KafkaJsBatchPayload {
   resolveOffset(offset: string): void;
   /** Whether the batch belongs to an assignment that has ended (a rebalance happened meanwhile). */
   isStale(): boolean;
+  /** Heartbeats the group if one is due; throws while the group rebalances (kafkajs then rejoins). */
+  heartbeat(): Promise<void>;
 }
 
 /** Options of `kafkajsAdapter`. */
@@ -191,11 +193,12 @@ export function kafkajsAdapter(
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, resolveOffset, isStale }) => {
+        eachBatch: async ({ batch, resolveOffset, isStale, heartbeat }) => {
           // A stale batch belongs to an assignment that has ended; the new owner fetches it again.
           if (isStale() || batch.messages.length === 0) return;
-          listener.batch(batch.topic, batch.partition, batch.messages);
+          const allPaused = listener.batch(batch.topic, batch.partition, batch.messages);
           resolveOffset(batch.lastOffset());
+          if (allPaused !== undefined) await untilResumed(allPaused, heartbeat);
         },
       });
     },
@@ -243,4 +246,30 @@ export function kafkajsAdapter(
       }
     },
   };
+}
+
+/** How often the group is heartbeaten while a batch waits for a partition to resume, and for how many beats. */
+const RESUME_BEAT_MS = 1000;
+const RESUME_BEATS = 30;
+
+/**
+ * Every partition is paused: kafkajs would now sleep its whole `maxWaitTimeInMs` (5 s by default) before
+ * it looks again, whatever resumes meanwhile. The batch waits here for the first resume instead,
+ * heartbeating as kafkajs asks of a long `eachBatch` (a rebalance throws out of it), so fetching goes on
+ * at once. Bounded: a dispatcher that stays stuck leaves kafkajs to its own loop.
+ */
+async function untilResumed(resumed: Promise<void>, heartbeat: () => Promise<void>): Promise<void> {
+  let done = false;
+  void resumed.then(() => {
+    done = true;
+  });
+  for (let beat = 0; beat < RESUME_BEATS && !done; beat++) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      resumed,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, RESUME_BEAT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!done) await heartbeat();
+  }
 }

@@ -1,0 +1,79 @@
+import { keyedDispatch } from 'keyed-dispatch';
+import { fromKafka, fromPlatformaticKafka, type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
+import { lastValueFrom } from 'rxjs';
+import { platformaticConsumer } from './adapters';
+import { kafka, QUICK_GROUP, unique, within } from './broker';
+import { useEventTopics } from './events';
+
+jest.setTimeout(60_000);
+
+const eventTopics = useEventTopics('fetch-wait');
+
+/** Longer than the spec waits for its messages: a client that idles for its fetch wait fails it. */
+const FETCH_WAIT_MS = 20_000;
+
+/**
+ * A backlog many times `prefetch`, and a handler slower than fetching, so every partition's buffer
+ * fills and every partition pauses, again and again. The clients' fetch wait is longer than the spec
+ * waits: when every partition is paused, kafkajs sleeps for it before it looks again (whatever resumes
+ * meanwhile), so the receiver must get fetching going again without it. (Closing may still wait it
+ * out: a stopped receiver pauses everything.)
+ */
+const clients = [
+  {
+    name: 'kafkajs',
+    receiver: (groupId: string, topic: string) =>
+      fromKafka({
+        consumer: kafka('fetch-wait').consumer({
+          groupId,
+          ...QUICK_GROUP,
+          maxWaitTimeInMs: FETCH_WAIT_MS,
+          // A few dozen records a fetch, so the backlog takes many fetches.
+          maxBytesPerPartition: 4096,
+        }),
+        topics: [topic],
+        fromBeginning: true,
+        prefetch: 50,
+      }),
+  },
+  {
+    name: '@platformatic/kafka',
+    receiver: (groupId: string, topic: string) =>
+      fromPlatformaticKafka({
+        consumer: platformaticConsumer(groupId),
+        topics: [topic],
+        fromBeginning: true,
+        maxWaitMs: FETCH_WAIT_MS,
+        prefetch: 50,
+      }),
+  },
+];
+
+describe.each(clients)('a Kafka receiver on $name whose partitions all pause', ({ receiver: receiverOf }) => {
+  it("keeps delivering a backlog many times its prefetch without waiting out the client's fetch wait", async () => {
+    const topic = await eventTopics.topicWith(3, 3000, 30);
+    const receiver = receiverOf(unique('group'), topic);
+    let handled = 0;
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: kafkaKey,
+          maxInFlight: 4,
+          handle: async () => {
+            await new Promise((resolve) => setTimeout(resolve, 2));
+            handled++;
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    try {
+      // About 2,000 a second. Half the backlog, while every partition still holds messages: a partition
+      // drained dry would hold a resumed one behind its own fetch wait, which no receiver can shorten.
+      expect(await within(10_000, () => handled >= 1500)).toBe(true);
+    } finally {
+      await receiver.close();
+      await output;
+    }
+  });
+});
