@@ -2,7 +2,7 @@ import { keyedDispatch } from 'keyed-dispatch';
 import { fromKafka, fromPlatformaticKafka, type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { platformaticConsumer } from './adapters';
-import { kafka, QUICK_GROUP, unique, within } from './broker';
+import { createTopic, kafka, QUICK_GROUP, unique, within } from './broker';
 import { useEventTopics } from './events';
 
 jest.setTimeout(60_000);
@@ -49,31 +49,52 @@ const clients = [
   },
 ];
 
-describe.each(clients)('a Kafka receiver on $name whose partitions all pause', ({ receiver: receiverOf }) => {
-  it("keeps delivering a backlog many times its prefetch without waiting out the client's fetch wait", async () => {
-    const topic = await eventTopics.topicWith(3, 3000, 30);
-    const receiver = receiverOf(unique('group'), topic);
-    let handled = 0;
-    const output = lastValueFrom(
-      receiver.pipe(
-        keyedDispatch<KafkaMessage, string, void>({
-          key: kafkaKey,
-          maxInFlight: 4,
-          handle: async () => {
-            await new Promise((resolve) => setTimeout(resolve, 2));
-            handled++;
-          },
-        }),
-      ),
-      { defaultValue: undefined },
-    );
-    try {
-      // About 2,000 a second. Half the backlog, while every partition still holds messages: a partition
-      // drained dry would hold a resumed one behind its own fetch wait, which no receiver can shorten.
-      expect(await within(10_000, () => handled >= 1500)).toBe(true);
-    } finally {
-      await receiver.close();
-      await output;
-    }
-  });
+/** A topic of 3 partitions whose 3,000 messages, over 10 keys, are all in partition 0. */
+async function hotPartitionTopic(): Promise<string> {
+  const topic = unique('fetch-wait-hot');
+  await createTopic(eventTopics.client, topic, 3);
+  for (let i = 0; i < 3000; i += 500) {
+    const messages = Array.from({ length: 500 }, (_, j) => ({
+      key: `k${(i + j) % 10}`,
+      value: `${i + j}`,
+      partition: 0,
+    }));
+    await eventTopics.producer.send({ topic, messages });
+  }
+  return topic;
+}
+
+describe.each(clients)('a Kafka receiver on $name whose buffers fill', ({ receiver: receiverOf }) => {
+  it.each([
+    ['every partition pauses', () => eventTopics.topicWith(3, 3000, 30)],
+    ['one partition pauses while the others are quiet', hotPartitionTopic],
+  ])(
+    "keeps delivering a backlog many times its prefetch without waiting out the client's fetch wait: %s",
+    async (_case, topicOf) => {
+      const topic = await topicOf();
+      const receiver = receiverOf(unique('group'), topic);
+      let handled = 0;
+      const output = lastValueFrom(
+        receiver.pipe(
+          keyedDispatch<KafkaMessage, string, void>({
+            key: kafkaKey,
+            maxInFlight: 4,
+            handle: async () => {
+              await new Promise((resolve) => setTimeout(resolve, 2));
+              handled++;
+            },
+          }),
+        ),
+        { defaultValue: undefined },
+      );
+      try {
+        // About 2,000 a second. Half the backlog, while every partition still holds messages: a partition
+        // drained dry would hold a resumed one behind its own fetch wait, which no receiver can shorten.
+        expect(await within(10_000, () => handled >= 1500)).toBe(true);
+      } finally {
+        await receiver.close();
+        await output;
+      }
+    },
+  );
 });

@@ -28,10 +28,12 @@ export interface CommittedOffset extends TopicPartition {
 /** What an adapter reports to the receiver. */
 export interface KafkaConsumerListener {
   /**
-   * Fetched records of one partition, in offset order. Returns a promise when buffering them paused the
-   * last partition still fetching: it resolves once one resumes (or fetching stops). A client that idles
-   * for its whole fetch wait while every partition is paused, whatever resumes meanwhile (kafkajs),
-   * waits on it before fetching again; one that fetches a resumed partition at once ignores it.
+   * Fetched records of one partition, in offset order. Returns a promise when they filled the
+   * partition's buffer (`prefetch`; the partition is paused): it resolves once the buffer is down to
+   * half, or the partition is let go. The adapter holds its fetching until then: a client that fetches
+   * other partitions meanwhile would long-poll quiet ones (or, with every partition paused, kafkajs
+   * sleeps) for its whole fetch wait, and only then fetch the resumed partition. A partition held by a
+   * parked hot key stays paused after its buffer has room, but no longer holds fetching.
    */
   batch(topic: string, partition: number, records: readonly KafkaRecord[]): Promise<void> | undefined;
   /**

@@ -244,8 +244,6 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private gapTimer: ReturnType<typeof setTimeout> | null = null;
   /** The consumer is closing: its last commit is under way, and no other starts. */
   private closingConsumer = false;
-  /** Set while every partition is paused by a full buffer: resolved when one fetches again (see `batch`). */
-  private allPaused: { promise: Promise<void>; resolve: () => void } | null = null;
 
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
@@ -309,10 +307,12 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
 
   /** Resumes fetching a paused partition once it is not held and its buffer has room again. */
   private resumeIfRoom(tracker: PartitionTracker): void {
-    if (tracker.paused && tracker.parked === 0 && tracker.buffer.size <= this.options.prefetch >> 1) {
+    if (tracker.buffer.size > this.options.prefetch >> 1) return;
+    // A fetch held for this buffer goes on, even while a parked hot key still holds the partition.
+    tracker.releaseRoom();
+    if (tracker.paused && tracker.parked === 0) {
       tracker.paused = false;
       this.adapter.resume([tracker]);
-      this.fetchingResumed();
     }
   }
 
@@ -348,10 +348,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     for (const tracker of trackers) {
       tracker.revoked = true;
       tracker.buffer.clear();
+      tracker.releaseRoom();
     }
     this.ready.clear();
     if (trackers.length > 0) this.adapter.pause(trackers);
-    this.fetchingResumed();
   }
 
   /** Commits what finished (after a graceful close, everything that settled) and leaves the group. */
@@ -381,7 +381,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     }
     if (tracker.loading) tracker.pending.push(records);
     else this.admit(tracker, records);
-    return this.allPaused?.promise;
+    return tracker.room?.promise;
   }
 
   /** Buffers fetched records for delivery, settling at once those a previous owner finished. */
@@ -401,29 +401,19 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       this.ready.push(tracker);
     }
     this.drain();
-    if (!tracker.paused && tracker.buffer.size >= this.options.prefetch) {
-      tracker.paused = true;
-      this.adapter.pause([tracker]);
-      if (this.allPaused === null && this.everyPartitionPaused()) {
+    if (tracker.buffer.size >= this.options.prefetch) {
+      if (tracker.room === null) {
         let resolve!: () => void;
         const promise = new Promise<void>((r) => {
           resolve = r;
         });
-        this.allPaused = { promise, resolve };
+        tracker.room = { promise, resolve };
+      }
+      if (!tracker.paused) {
+        tracker.paused = true;
+        this.adapter.pause([tracker]);
       }
     }
-  }
-
-  private everyPartitionPaused(): boolean {
-    for (const tracker of this.live.values()) if (!tracker.paused) return false;
-    return true;
-  }
-
-  /** A partition fetches again (or fetching stopped): a client waiting for it goes on (see `batch`). */
-  private fetchingResumed(): void {
-    const allPaused = this.allPaused;
-    this.allPaused = null;
-    allPaused?.resolve();
   }
 
   revoking(partitions?: readonly TopicPartition[]): Promise<void> {
@@ -455,7 +445,6 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     });
     // Pauses are not carried across a rebalance: every new tracker starts unpaused.
     this.adapter.resume(partitions);
-    this.fetchingResumed();
     if (this.options.commitMetadataMaxBytes > 0) void this.skipFinished(trackers);
   }
 
@@ -505,7 +494,6 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private revokeAll(): Promise<void> {
     const revoked = [...this.live.values()];
     this.live.clear();
-    this.fetchingResumed();
     return this.revoke(revoked);
   }
 
@@ -518,6 +506,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     for (const tracker of revoked) {
       tracker.revoked = true;
       tracker.buffer.clear();
+      tracker.releaseRoom();
     }
     // Queued (never started) messages of these partitions are left to their next owner; those of
     // partitions stopped for a drain still run.

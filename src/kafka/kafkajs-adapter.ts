@@ -196,9 +196,9 @@ export function kafkajsAdapter(
         eachBatch: async ({ batch, resolveOffset, isStale, heartbeat }) => {
           // A stale batch belongs to an assignment that has ended; the new owner fetches it again.
           if (isStale() || batch.messages.length === 0) return;
-          const allPaused = listener.batch(batch.topic, batch.partition, batch.messages);
+          const room = listener.batch(batch.topic, batch.partition, batch.messages);
           resolveOffset(batch.lastOffset());
-          if (allPaused !== undefined) await untilResumed(allPaused, heartbeat);
+          if (room !== undefined) await untilRoom(room, heartbeat);
         },
       });
     },
@@ -248,27 +248,25 @@ export function kafkajsAdapter(
   };
 }
 
-/** How often the group is heartbeaten while a batch waits for a partition to resume, and for how many beats. */
-const RESUME_BEAT_MS = 1000;
-const RESUME_BEATS = 30;
+/** How often the group is heartbeaten while a batch waits for room, and for how many beats at most. */
+const ROOM_BEAT_MS = 1000;
+const ROOM_BEATS = 30;
 
 /**
- * Every partition is paused: kafkajs would now sleep its whole `maxWaitTimeInMs` (5 s by default) before
- * it looks again, whatever resumes meanwhile. The batch waits here for the first resume instead,
- * heartbeating as kafkajs asks of a long `eachBatch` (a rebalance throws out of it), so fetching goes on
- * at once. Bounded: a dispatcher that stays stuck leaves kafkajs to its own loop.
+ * The batch filled its partition's buffer: fetching waits here until the buffer is down to half. kafkajs
+ * would otherwise go on fetching the other partitions, long-polling quiet ones for its whole
+ * `maxWaitTimeInMs` (5 s by default; with every partition paused it sleeps that long), and fetch the
+ * resumed partition only then. It heartbeats meanwhile, as kafkajs asks of a long `eachBatch` (a
+ * rebalance throws out of it). Bounded: a dispatcher that stays stuck leaves kafkajs to its own loop.
  */
-async function untilResumed(resumed: Promise<void>, heartbeat: () => Promise<void>): Promise<void> {
+async function untilRoom(room: Promise<void>, heartbeat: () => Promise<void>): Promise<void> {
   let done = false;
-  void resumed.then(() => {
+  void room.then(() => {
     done = true;
   });
-  for (let beat = 0; beat < RESUME_BEATS && !done; beat++) {
+  for (let beat = 0; beat < ROOM_BEATS && !done; beat++) {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      resumed,
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, RESUME_BEAT_MS))),
-    ]);
+    await Promise.race([room, new Promise<void>((resolve) => (timer = setTimeout(resolve, ROOM_BEAT_MS)))]);
     clearTimeout(timer);
     if (!done) await heartbeat();
   }

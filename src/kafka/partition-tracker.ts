@@ -99,6 +99,18 @@ export class PartitionTracker implements TopicPartition {
   /** Fetching of this partition is paused: its buffer is full, or it is held. */
   paused = false;
   /**
+   * Set when a fetched batch filled the buffer: resolved once the buffer is down to half (or the
+   * partition is let go), so a client can hold its fetching until then (see `KafkaConsumerListener.batch`).
+   */
+  room: { promise: Promise<void>; resolve: () => void } | null = null;
+
+  /** Resolves `room`, if a fetch waits for it. */
+  releaseRoom(): void {
+    const room = this.room;
+    this.room = null;
+    room?.resolve();
+  }
+  /**
    * Delivered messages of this partition waiting outside the dispatcher's window (their key at its
    * share). While there are any, the partition is held: nothing more of it is delivered.
    */

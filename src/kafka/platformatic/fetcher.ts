@@ -204,17 +204,21 @@ export class Fetcher {
           response = partial;
         }
         this.listener.transportRecovered();
-        this.deliver(response, names, asked);
+        // Records that filled a partition's buffer hold this leader's next fetch until it has room: a
+        // fetch of the others meanwhile would long-poll quiet partitions, and keep the resumed one waiting.
+        await Promise.all(this.deliver(response, names, asked));
       }),
     );
   }
 
+  /** Hands each partition's records to the receiver; returns the waits for room it asked for. */
   private deliver(
     response: FetchResponse,
     names: Map<string, string>,
     asked: Map<string, { position: Position; offset: bigint }>,
-  ): void {
+  ): Promise<void>[] {
     const outOfRange: Position[] = [];
+    const rooms: Promise<void>[] = [];
     for (const { topicId, partitions } of response.responses) {
       const topic = names.get(topicId);
       if (topic === undefined) continue;
@@ -239,9 +243,11 @@ export class Fetcher {
         const next = nextOffset(records);
         if (next !== null && next > offset) position.offset = next;
         const messages = toKafkaRecords(records, offset);
-        if (messages.length > 0) this.listener.batch(topic, partitionIndex, messages);
+        const room = messages.length > 0 ? this.listener.batch(topic, partitionIndex, messages) : undefined;
+        if (room !== undefined) rooms.push(room);
       }
     }
     if (outOfRange.length > 0) this.place(outOfRange, this.options.resetOffsets);
+    return rooms;
   }
 }
