@@ -19,6 +19,7 @@ export interface KafkaJsConsumer {
   run(config: {
     autoCommit: boolean;
     eachBatchAutoResolve: boolean;
+    partitionsConsumedConcurrently: number;
     eachBatch: (payload: KafkaJsBatchPayload) => Promise<void>;
   }): Promise<void>;
   /** kafkajs' `commitOffsets`, with each partition's commit metadata. */
@@ -193,6 +194,9 @@ export function kafkajsAdapter(
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
+        // Batches of one fetch are handed over side by side, so one held for room (`untilRoom`) keeps no
+        // other partition's batch waiting behind it.
+        partitionsConsumedConcurrently: CONCURRENT_BATCHES,
         eachBatch: async ({ batch, resolveOffset, isStale, heartbeat }) => {
           // A stale batch belongs to an assignment that has ended; the new owner fetches it again.
           if (isStale() || batch.messages.length === 0) return;
@@ -247,6 +251,9 @@ export function kafkajsAdapter(
     },
   };
 }
+
+/** Batches of one fetch handed over at once: beyond it, a batch waits for one held for room. */
+const CONCURRENT_BATCHES = 64;
 
 /** How often the group is heartbeaten while a batch waits for room, and for how many beats at most. */
 const ROOM_BEAT_MS = 1000;
