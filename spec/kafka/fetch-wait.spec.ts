@@ -97,4 +97,48 @@ describe.each(clients)('a Kafka receiver on $name whose buffers fill', ({ receiv
       }
     },
   );
+
+  it('goes on fetching the other partitions while a hot key holds a partition whose buffer filled', async () => {
+    const topic = unique('fetch-wait-held');
+    await createTopic(eventTopics.client, topic, 2);
+    const hot = Array.from({ length: 200 }, (_, i) => ({ key: 'hot', value: `${i}`, partition: 0 }));
+    await eventTopics.producer.send({ topic, messages: hot });
+    const receiver = receiverOf(unique('group'), topic);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let hotStarted = 0;
+    let cold = 0;
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: kafkaKey,
+          maxInFlight: 8,
+          maxPerKey: 2,
+          handle: async (m) => {
+            if (m.partition === 0) {
+              hotStarted++;
+              await gate;
+            } else cold++;
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    try {
+      // The hot key's first message runs and waits; its next ones park, and its partition is held.
+      expect(await within(10_000, () => hotStarted === 1)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const coldMessages = Array.from({ length: 50 }, (_, i) => ({
+        key: `c${i % 5}`,
+        value: `${i}`,
+        partition: 1,
+      }));
+      await eventTopics.producer.send({ topic, messages: coldMessages });
+      expect(await within(10_000, () => cold === 50)).toBe(true);
+    } finally {
+      release();
+      await receiver.close();
+      await output;
+    }
+  });
 });

@@ -33,7 +33,7 @@ export interface KafkaConsumerListener {
    * half, or the partition is let go. The adapter holds its fetching until then: a client that fetches
    * other partitions meanwhile would long-poll quiet ones (or, with every partition paused, kafkajs
    * sleeps) for its whole fetch wait, and only then fetch the resumed partition. A partition held by a
-   * parked hot key stays paused after its buffer has room, but no longer holds fetching.
+   * parked hot key never holds fetching (it drains at that key's pace): its wait resolves when it is held.
    */
   batch(topic: string, partition: number, records: readonly KafkaRecord[]): Promise<void> | undefined;
   /**

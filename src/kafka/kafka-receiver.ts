@@ -287,6 +287,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   override parked(message: KafkaMessage): void {
     const tracker = (message as TrackedKafkaMessage).tracker;
     if (tracker.parked++ > 0 || tracker.revoked) return;
+    // Held, it drains at the hot key's pace: fetching no longer waits for it (see `batch`).
+    tracker.releaseRoom();
     if (!tracker.paused) {
       tracker.paused = true;
       this.adapter.pause([tracker]);
@@ -402,7 +404,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     }
     this.drain();
     if (tracker.buffer.size >= this.options.prefetch) {
-      if (tracker.room === null) {
+      // A partition held by a parked hot key drains at that key's pace: fetching does not wait for it.
+      if (tracker.room === null && tracker.parked === 0) {
         let resolve!: () => void;
         const promise = new Promise<void>((r) => {
           resolve = r;

@@ -204,8 +204,8 @@ export class Fetcher {
           response = partial;
         }
         this.listener.transportRecovered();
-        // Records that filled a partition's buffer hold this leader's next fetch until it has room: a
-        // fetch of the others meanwhile would long-poll quiet partitions, and keep the resumed one waiting.
+        // Records that filled a partition's buffer hold the next fetch round until it has room: a fetch
+        // of the others meanwhile would long-poll quiet partitions, and keep the resumed one waiting.
         await Promise.all(this.deliver(response, names, asked));
       }),
     );
