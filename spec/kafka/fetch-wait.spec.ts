@@ -1,6 +1,7 @@
 import { keyedDispatch } from 'keyed-dispatch';
 import { fromKafka, fromPlatformaticKafka, type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
+import { deferred } from '../support/scripted-receiver';
 import { platformaticConsumer } from './adapters';
 import { createTopic, kafka, QUICK_GROUP, unique, within } from './broker';
 import { useEventTopics } from './events';
@@ -104,8 +105,7 @@ describe.each(clients)('a Kafka receiver on $name whose buffers fill', ({ receiv
     const hot = Array.from({ length: 200 }, (_, i) => ({ key: 'hot', value: `${i}`, partition: 0 }));
     await eventTopics.producer.send({ topic, messages: hot });
     const receiver = receiverOf(unique('group'), topic);
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const gate = deferred();
     let hotStarted = 0;
     let cold = 0;
     const output = lastValueFrom(
@@ -117,7 +117,7 @@ describe.each(clients)('a Kafka receiver on $name whose buffers fill', ({ receiv
           handle: async (m) => {
             if (m.partition === 0) {
               hotStarted++;
-              await gate;
+              await gate.promise;
             } else cold++;
           },
         }),
@@ -136,7 +136,7 @@ describe.each(clients)('a Kafka receiver on $name whose buffers fill', ({ receiv
       await eventTopics.producer.send({ topic, messages: coldMessages });
       expect(await within(10_000, () => cold === 50)).toBe(true);
     } finally {
-      release();
+      gate.resolve();
       await receiver.close();
       await output;
     }

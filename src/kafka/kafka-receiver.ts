@@ -405,13 +405,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     this.drain();
     if (tracker.buffer.size >= this.options.prefetch) {
       // A partition held by a parked hot key drains at that key's pace: fetching does not wait for it.
-      if (tracker.room === null && tracker.parked === 0) {
-        let resolve!: () => void;
-        const promise = new Promise<void>((r) => {
-          resolve = r;
-        });
-        tracker.room = { promise, resolve };
-      }
+      if (tracker.parked === 0) tracker.holdForRoom();
       if (!tracker.paused) {
         tracker.paused = true;
         this.adapter.pause([tracker]);

@@ -267,14 +267,13 @@ const ROOM_BEATS = 30;
  * rebalance throws out of it). Bounded: a dispatcher that stays stuck leaves kafkajs to its own loop.
  */
 async function untilRoom(room: Promise<void>, heartbeat: () => Promise<void>): Promise<void> {
-  let done = false;
-  void room.then(() => {
-    done = true;
-  });
-  for (let beat = 0; beat < ROOM_BEATS && !done; beat++) {
+  const hasRoom = room.then(() => true);
+  for (let beat = 0; beat < ROOM_BEATS; beat++) {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([room, new Promise<void>((resolve) => (timer = setTimeout(resolve, ROOM_BEAT_MS)))]);
+    const beatDue = new Promise<false>((resolve) => (timer = setTimeout(resolve, ROOM_BEAT_MS, false)));
+    const done = await Promise.race([hasRoom, beatDue]);
     clearTimeout(timer);
-    if (!done) await heartbeat();
+    if (done) return;
+    await heartbeat();
   }
 }

@@ -104,6 +104,16 @@ export class PartitionTracker implements TopicPartition {
    */
   room: { promise: Promise<void>; resolve: () => void } | null = null;
 
+  /** The buffer filled: sets `room`, unless it is set already. */
+  holdForRoom(): void {
+    if (this.room !== null) return;
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => {
+      resolve = r;
+    });
+    this.room = { promise, resolve };
+  }
+
   /** Resolves `room`, if a fetch waits for it. */
   releaseRoom(): void {
     const room = this.room;
