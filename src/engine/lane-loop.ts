@@ -80,7 +80,7 @@ export type LongTurnListener = (lane: LoopLane, durationMs: number) => void;
  * while a hold is taken (an admission batch) or while a drain is already under way further up the
  * stack: re-entrant work is queued, never nested, so no stack grows with the number of messages. The
  * one exception is bounded: a mailbox that a dispatcher's refill opens inside a turn may start there,
- * never nested, within the lane's step (`startWithin`).
+ * never nested, within the lane's step (`beginWithin`).
  */
 export class LaneLoop {
   /** Lanes with ready work, in the order they will get the thread. */
@@ -95,11 +95,13 @@ export class LaneLoop {
   current: LoopLane | null = null;
   /** Handlers the current lane has started in its step so far (see `LANE_STEP`). */
   private stepStarts = 0;
-  /** A runnable is being started within the running turn (see `startWithin`): no other may nest in it. */
+  /** A runnable is being started within the running turn (see `beginWithin`): no other may nest in it. */
   private startingWithin = false;
+  /** The lane whose turn is running while one begun by `beginWithin` on an idle lane runs inside it. */
+  private within: LoopLane | null = null;
   /** Runnables started within the current lane's step so far (see `isFree`). */
   private withinStarts = 0;
-  /** Open `blockStarts` calls: while any is open, nothing starts within a turn (see `startWithin`). */
+  /** Open `blockStarts` calls: while any is open, nothing starts within a turn (see `beginWithin`). */
   private startsBlocked = 0;
   /** Long synchronous runs are reported to these (empty unless someone asked for it). */
   private readonly longTurnListeners = new Set<{ thresholdMs: number; listener: LongTurnListener }>();
@@ -195,15 +197,15 @@ export class LaneLoop {
   }
 
   /**
-   * Runs `runnable` (a mailbox that just got its first message on `lane`) right here, inside the turn
-   * running now, skipping `lane`'s FIFO: when no lane has work waiting (the running one included), `lane`
-   * is the running lane or an idle one, runs are not being timed, the running step has room, and no
-   * other such start or in-place end is under way (so starts never nest, and none runs inside code of
-   * the turn that is still on the stack). On an idle lane it runs as a turn of that lane (`current` is
-   * that lane meanwhile). What it starts counts in the running lane's step. False, running nothing,
-   * otherwise.
+   * Begins, right here, a turn of `lane` inside the turn running now, for a mailbox that just got its
+   * first message on `lane`, skipping `lane`'s FIFO: when no lane has work waiting (the running one
+   * included), `lane` is the running lane or an idle one, runs are not being timed, the running step has
+   * room, and no other such start or in-place end is under way (so starts never nest, and none runs
+   * inside code of the turn that is still on the stack). On an idle lane it runs as a turn of that lane
+   * (`current` is that lane meanwhile). False, beginning nothing, otherwise. The caller runs the mailbox
+   * and ends it with `endWithin`, giving the handlers it started: they count in the running lane's step.
    */
-  startWithin(lane: LoopLane, runnable: Runnable): boolean {
+  beginWithin(lane: LoopLane): boolean {
     const running = this.current;
     if (running === null || running.ready.size !== 0 || lane.ready.size !== 0 || this.scheduled.size !== 0)
       return false;
@@ -213,20 +215,23 @@ export class LaneLoop {
     this.startingWithin = true;
     this.withinStarts++;
     if (lane !== running) {
+      this.within = running;
       this.current = lane;
       lane.state = LaneState.Running;
     }
-    try {
-      const started = runSafely(runnable);
-      this.stepStarts += started;
-    } finally {
-      this.startingWithin = false;
-      if (lane !== running) {
-        this.current = running;
-        this.parkOrSchedule(lane);
-      }
-    }
     return true;
+  }
+
+  /** Ends what `beginWithin` began; `started`: the handlers started meanwhile. */
+  endWithin(lane: LoopLane, started: number): void {
+    this.stepStarts += started;
+    this.startingWithin = false;
+    const running = this.within;
+    if (running !== null) {
+      this.within = null;
+      this.current = running;
+      this.parkOrSchedule(lane);
+    }
   }
 
   /** A lane whose turn ended: back in the run queue if it has ready work, else parked. */
@@ -342,7 +347,7 @@ export class LaneLoop {
           const runnable = lane.ready.shift() as Runnable;
           // A timed run goes through this same call, so a turn has one path, timed or not.
           const runSince = this.timingRuns ? performance.now() : -1;
-          // Read after the run: what it started within the turn counts too (see `startWithin`).
+          // Read after the run: what it started within the turn counts too (see `beginWithin`).
           const started = runSafely(runnable);
           this.stepStarts += started;
           if (runSince >= 0) this.endRun(lane, runSince);

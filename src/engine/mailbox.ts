@@ -11,7 +11,7 @@ import { RingQueue } from '../internal/ring-queue';
 import { textOf } from '../internal/text-of';
 import { followOnce, isPromiseLike } from '../internal/thenable';
 import type { Lane } from './lane';
-import type { Runnable } from './lane-loop';
+import { type Runnable, reportLater } from './lane-loop';
 
 /**
  * RxJS's Observable class, read once: a CommonJS build reads each export of rxjs through a getter,
@@ -159,7 +159,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
    * Queues a message; an idle mailbox gets a turn through its lane's FIFO. With `startNow` (its owner
    * says no code of the user's is on the stack: a dispatcher admitting what it pulled between two
    * handlers), it starts the message right here instead, inside the turn its lane is running, when the
-   * loop allows it (`LaneLoop.startWithin`).
+   * loop allows it (`LaneLoop.beginWithin`).
    */
   post(message: T, startNow: boolean): void {
     this.unfinished++;
@@ -167,7 +167,16 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     if (this.state !== MailboxState.Idle) return;
     const lane = this.lane;
     const loop = lane.loop;
-    if (!startNow || !loop.startWithin(lane, this)) {
+    if (startNow && loop.beginWithin(lane)) {
+      let started = 1;
+      try {
+        started = this.run();
+      } catch (err) {
+        reportLater(err);
+      } finally {
+        loop.endWithin(lane, started);
+      }
+    } else {
       this.state = MailboxState.Ready;
       loop.enqueue(lane, this);
     }
@@ -234,8 +243,17 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     const owner = this.owner;
     if (owner.closed) return 1;
     if (this.state === MailboxState.Completing && !this.completeStored()) return 1;
+    return this.goOn();
+  }
+
+  /**
+   * The rest of a turn, once any stored end is applied: up to `throughput` messages while they complete
+   * synchronously, or retirement when nothing is queued (its last message finished, or everything it held
+   * was discarded while it waited for this turn). Returns how many started.
+   */
+  private goOn(): number {
+    const owner = this.owner;
     if (this.queued === 0) {
-      // Its last message finished, or everything it held was discarded while it waited for this turn.
       this.state = MailboxState.Idle;
       owner.retire(this);
       return 1;
@@ -421,7 +439,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /**
    * Applies a notification in its lane's running turn, where it arrived: the code that sent it is still
-   * on the stack, so no key starts within the turn meanwhile (see `LaneLoop.startWithin`).
+   * on the stack, so no key starts within the turn meanwhile (see `LaneLoop.beginWithin`).
    */
   private applyInPlace(note: Note, value: unknown): void {
     const loop = this.lane.loop;
@@ -446,10 +464,20 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
    * settle in one batch share one drain.
    */
   private endOnLane(note: Note, value: unknown, soon: boolean): void {
-    this.completing(note, value);
     const lane = this.lane;
     const loop = lane.loop;
-    if (loop.runNow(lane, this)) return;
+    if (loop.beginTurn(lane)) {
+      // The end is applied as this turn's first step, with nothing stored for it.
+      try {
+        if (this.complete(note, value)) this.goOn();
+      } catch (err) {
+        reportLater(err);
+      } finally {
+        loop.endTurn(lane);
+      }
+      return;
+    }
+    this.completing(note, value);
     if (soon) loop.enqueueSoon(lane, this);
     else loop.enqueue(lane, this);
   }

@@ -12,7 +12,7 @@ export interface SharedSlot<V> {
 }
 
 export function sharedSlot<V>(name: string): SharedSlot<V> {
-  const key = Symbol.for(`keyed-dispatch.${name}@1`);
+  const key = Symbol.for(`keyed-dispatch.${name}@2`);
   return {
     attach(owner, value, replaceable = false) {
       Object.defineProperty(owner, key, { value, configurable: replaceable });
