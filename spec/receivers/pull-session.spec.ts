@@ -1,10 +1,13 @@
 import {
   fromIterable,
   keyedDispatch,
+  NOTHING,
   openReceiver,
+  PullSession,
   Receiver,
   type ReceiverSink,
   type SettledListener,
+  type Settlement,
 } from 'keyed-dispatch';
 import { lastValueFrom } from 'rxjs';
 import { deferred, flushMicrotasks } from '../support/scripted-receiver';
@@ -157,6 +160,32 @@ describe('PullSession', () => {
       session.settle('b', 'failed', new Error('boom'));
       expect(session.calls).toEqual(['acknowledge a done', 'acknowledge b failed']);
       expect(told).toEqual(['onSettled a done', 'onSettled b failed']);
+    });
+
+    it('acknowledges through an acknowledge set on the instance (as a plain-JS class field sets it), with nobody listening', () => {
+      class FieldAcknowledged extends PullSession<string> {
+        readonly items: string[] = [];
+        readonly acked: string[] = [];
+        constructor() {
+          super(new RecordingSink<string>());
+          this.acknowledge = (message: string, outcome: Settlement) => {
+            this.acked.push(`${message} ${outcome}`);
+          };
+        }
+        push(...items: string[]): void {
+          this.items.push(...items);
+          this.drain();
+        }
+        protected override take(): string | typeof NOTHING {
+          return this.items.shift() ?? NOTHING;
+        }
+      }
+      const session = new FieldAcknowledged();
+      session.request(2);
+      session.push('a', 'b');
+      session.settle('a', 'done');
+      session.settle('b', 'failed', new Error('boom'));
+      expect(session.acked).toEqual(['a done', 'b failed']);
     });
 
     it('tells onSettled only once an asynchronous acknowledgement has resolved', async () => {

@@ -459,9 +459,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
 
   /**
    * The running handler ended outside its lane's turn. Its end takes the mailbox's own turn, which then
-   * goes on with its queue: right here when the lane is free and the loop idle (`LaneLoop.runNow`), else
-   * through the lane's FIFO — `soon`, a microtask later, for a Promise's end, so that the Promises that
-   * settle in one batch share one drain.
+   * goes on with its queue: right here, as a turn begun for it, when the lane is free and the loop idle
+   * (`LaneLoop.beginTurn`), else stored and queued in the lane's FIFO — `soon`, a microtask later, for a
+   * Promise's end, so that the Promises that settle in one batch share one drain.
    */
   private endOnLane(note: Note, value: unknown, soon: boolean): void {
     const lane = this.lane;

@@ -57,8 +57,6 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
   readonly #onSettled: SettledListener<T> | undefined;
   /** The receiver's name and health options, for transports that report failures they survive. */
   readonly #health: (ResolvedTransportHealth & { readonly receiver: string }) | undefined;
-  /** Whether a settlement has anyone to tell: the transport acknowledges, or `onSettled` listens. */
-  readonly #tells: boolean;
 
   constructor(
     sink: ReceiverSink<T>,
@@ -68,7 +66,6 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     this.#sink = sink;
     this.#onSettled = onSettled;
     this.#health = health;
-    this.#tells = this.acknowledge !== PullSession.prototype.acknowledge || onSettled !== undefined;
   }
 
   // ReceiverSession
@@ -88,7 +85,7 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    */
   settle(message: T, outcome: Settlement, error?: unknown): void {
     // Nothing to tell (the transport does not acknowledge, nobody listens): it is only counted.
-    if (!this.#tells) {
+    if (this.acknowledge === PullSession.prototype.acknowledge && this.#onSettled === undefined) {
       this.#countSettled();
       return;
     }
