@@ -77,6 +77,28 @@ describe('MailboxTable (the mailboxes of one dispatcher and its pool)', () => {
     expect(table.size).toBe(POOL_LIMIT + 1);
   });
 
+  it('lets the filed mailboxes go in the order their keys came in, the hand going on from where it stopped', () => {
+    const table = new MailboxTable<string, number, never>();
+    for (let key = 0; key < POOL_LIMIT; key++) table.release(open(table, key));
+    // Keys 0 and 1 come back and are live again: the hand passes over them.
+    open(table, 0);
+    open(table, 1);
+    table.release(open(table, POOL_LIMIT));
+    table.release(open(table, POOL_LIMIT + 1));
+    // Two slots are free again (0 and 1 are live): both new keys are filed, the pool is full.
+    for (let key = POOL_LIMIT + 2; key < POOL_LIMIT + 2 + 2 * 16; key++) table.release(open(table, key));
+    // Two refreshes: keys 2 and 3, the oldest filed, left the map; the live 0 and 1 stayed.
+    expect(table.get(0)).toBeDefined();
+    expect(table.get(1)).toBeDefined();
+    expect(table.size).toBe(POOL_LIMIT + 2);
+    // Key 4 is still filed (taking it back adds no key); keys 2 and 3 come back as new keys.
+    table.take(4);
+    expect(table.size).toBe(POOL_LIMIT + 2);
+    table.take(2);
+    table.take(3);
+    expect(table.size).toBe(POOL_LIMIT + 4);
+  });
+
   it('forgets every mailbox on clear', () => {
     const table = new MailboxTable<string, number, never>();
     open(table, 1);

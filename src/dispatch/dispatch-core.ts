@@ -64,6 +64,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private parkedCount = 0;
   /** The least worth asking for: a batch, or the whole parking area when it is smaller. */
   private readonly requestAt: number;
+  /** In flight and requested at most this many, the window has a batch free (the parking area may not). */
+  private readonly requestBelow: number;
   /** More demand is due in a microtask (a request stopped at `MAX_REQUEST`): none is asked for before it. */
   private requestQueued = false;
   /** Admitting what a refill of the window pulled, after a handler ended (see `Router.route`'s `startNow`). */
@@ -90,6 +92,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     this.loop = options.lanes.loop;
     this.router = router(this);
     this.requestAt = Math.min(options.batch, options.maxParked);
+    this.requestBelow = options.maxInFlight - this.requestAt;
   }
 
   /** The lanes on this thread its handlers run on, which metrics measure; null on thread lanes. */
@@ -380,7 +383,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private leftWindow(key: K): void {
     if (this.parkedCount !== 0) this.unpark(key);
     if (this.overflow.size > 0) this.admitOverflowed();
-    else this.requestMore(true);
+    // Most ends leave less than a batch free: skipped at once (see `requestMore`).
+    else if (this.inFlight + this.outstanding <= this.requestBelow) this.requestMore(true);
     this.completeIfDone();
   }
 
@@ -452,11 +456,15 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       this.parkedCount === 0 &&
       !this.closed &&
       !this.opening
-    ) {
-      const failures = this.teardown();
-      if (failures.length === 0) this.subscriber.complete();
-      else this.subscriber.error(failures[0]);
-    }
+    )
+      this.finish();
+  }
+
+  /** Tears down and completes the output, or errors it with what failed in the teardown. */
+  private finish(): void {
+    const failures = this.teardown();
+    if (failures.length === 0) this.subscriber.complete();
+    else this.subscriber.error(failures[0]);
   }
 
   /**

@@ -73,8 +73,8 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   /** The lane a new mailbox is pinned to (see the class comment). */
   private place(): Lane {
     const lanes = this.lanes;
-    const current = lanes.currentLane;
-    if (current?.loop.isFree(current)) return current;
+    const running = lanes.loop.freeRunningLane() as Lane | null;
+    if (running !== null && running.owner === lanes) return running;
     const lane = lanes.lanes[lanes.nextLane];
     // Wraps by comparison, not `%`: an integer division costs more than the rest of the choice.
     if (++lanes.nextLane === lanes.lanes.length) lanes.nextLane = 0;
@@ -189,7 +189,7 @@ function isRunning<T, K, R>(mailbox: Mailbox<T, K, R>): boolean {
 /** Drained mailboxes a dispatcher keeps filed under their last key; the same number again unfiled. */
 export const POOL_LIMIT = 1024;
 
-/** Once the filed pool is full, one drained mailbox in this many replaces the one filed longest ago. */
+/** Once the filed pool is full, one drained mailbox in this many takes the place of a filed one. */
 const REFRESH_EVERY = 16;
 
 /** Drained mailboxes between two looks at whether filing pays. */
@@ -204,10 +204,12 @@ export const PROBE_LIMIT = 64;
  * A drained mailbox stays in the map under its last key while the filed pool has room, so a key that
  * comes back gets it back with one lookup, instead of a deletion now and an insertion then (and the
  * rehash that every few hundred insertions allocates a new table). Once `POOL_LIMIT` mailboxes are
- * filed, a drained one leaves the map for the unfiled pool, which serves new keys, except
- * one in `REFRESH_EVERY`, which takes the place of the one filed longest ago: the filed pool follows a
- * key space that moves. A pooled mailbox holds no messages, is on no lane and is not live; memory never
- * grows with the number of keys seen.
+ * filed, a drained one leaves the map for the unfiled pool, which serves new keys, except one in
+ * `REFRESH_EVERY`, which takes the place of a filed one: the filed pool follows a key space that moves.
+ * The one it replaces is found by a hand that walks the map in the order its keys came in, resuming
+ * where it stopped, so the keys filed longest ago leave first and filing a mailbox costs nothing but a
+ * count. A pooled mailbox holds no messages, is on no lane and is not live; memory never grows with the
+ * number of keys seen.
  *
  * In a key space too large to recur within the pool (100,000 keys), filed mailboxes are almost never
  * taken back, and the thousand of them only make the map larger for every other key. So every
@@ -218,14 +220,13 @@ export const PROBE_LIMIT = 64;
 export class MailboxTable<T, K, R> {
   /** Live mailboxes, and filed ones under the key they last served. */
   private readonly byKey = new Map<K, Mailbox<T, K, R>>();
-  /** The filed pool, linked through `olderPooled`/`newerPooled`: drained longest ago first. */
-  private oldest: Mailbox<T, K, R> | null = null;
-  private newest: Mailbox<T, K, R> | null = null;
+  /** Walks `byKey` for filed mailboxes to let go (see `nextFiled`). */
+  private hand: Iterator<Mailbox<T, K, R>> = this.byKey.values();
   private filed = 0;
-  /** The unfiled pool: a stack linked through `newerPooled`, most recently drained (cache-warm) on top. */
+  /** The unfiled pool: a stack linked through `nextPooled`, most recently drained (cache-warm) on top. */
   private unfiled: Mailbox<T, K, R> | null = null;
   private unfiledCount = 0;
-  /** Drained mailboxes until the next one replaces the oldest filed one (while the filed pool is full). */
+  /** Drained mailboxes until the next one replaces a filed one (while the filed pool is full). */
   private untilRefresh = REFRESH_EVERY;
   /** How many may be filed now: `POOL_LIMIT` while filing pays, else `PROBE_LIMIT`. */
   private fileLimit = POOL_LIMIT;
@@ -250,14 +251,14 @@ export class MailboxTable<T, K, R> {
   }
 
   /**
-   * The mailbox of `key`: its live one, else its filed one, else an unfiled or new one, in the map
+   * The mailbox of `key`: its live one, the one filed under it, or one from the pool (or new), filed
    * under `key`. Unless it was live it is still `Pooled`: the caller opens it on a lane.
    */
   take(key: K): Mailbox<T, K, R> {
     const known = this.byKey.get(key);
     if (known !== undefined) {
       if (known.state === MailboxState.Pooled) {
-        this.unfile(known);
+        this.filed--;
         this.revived++;
       }
       return known;
@@ -265,8 +266,8 @@ export class MailboxTable<T, K, R> {
     let mailbox = this.unfiled;
     if (mailbox === null) mailbox = new Mailbox<T, K, R>();
     else {
-      this.unfiled = mailbox.newerPooled;
-      mailbox.newerPooled = null;
+      this.unfiled = mailbox.nextPooled;
+      mailbox.nextPooled = null;
       this.unfiledCount--;
     }
     mailbox.key = key;
@@ -278,9 +279,9 @@ export class MailboxTable<T, K, R> {
   release(mailbox: Mailbox<T, K, R>): void {
     mailbox.reset();
     mailbox.state = MailboxState.Pooled;
-    if (--this.untilCheck === 0) this.checkFiling();
-    if (this.filed < this.fileLimit) this.file(mailbox);
+    if (this.filed < this.fileLimit) this.filed++;
     else this.releaseWhenFull(mailbox);
+    if (--this.untilCheck === 0) this.checkFiling();
   }
 
   /** Sizes the filed pool by how often filed mailboxes were taken back since the last look. */
@@ -289,32 +290,29 @@ export class MailboxTable<T, K, R> {
     this.untilCheck = CHECK_EVERY;
     this.revived = 0;
     while (this.filed > this.fileLimit) {
-      const oldest = this.oldest as Mailbox<T, K, R>;
-      this.unfile(oldest);
-      this.leave(oldest);
+      this.leave(this.nextFiled());
+      this.filed--;
     }
   }
 
-  /** The filed pool is full: `mailbox` leaves the map, or, one time in `REFRESH_EVERY`, the oldest does. */
+  /** The filed pool is full: `mailbox` leaves the map, or, one time in `REFRESH_EVERY`, a filed one does. */
   private releaseWhenFull(mailbox: Mailbox<T, K, R>): void {
     if (--this.untilRefresh > 0) {
       this.leave(mailbox);
       return;
     }
     this.untilRefresh = REFRESH_EVERY;
-    const oldest = this.oldest as Mailbox<T, K, R>;
-    this.unfile(oldest);
-    this.leave(oldest);
-    this.file(mailbox);
+    // `mailbox` is filed in its place (if the hand finds `mailbox` itself, it leaves as above).
+    this.leave(this.nextFiled());
   }
 
-  /** Files a pooled mailbox under its key, as the newest. */
-  private file(mailbox: Mailbox<T, K, R>): void {
-    mailbox.olderPooled = this.newest;
-    if (this.newest === null) this.oldest = mailbox;
-    else this.newest.newerPooled = mailbox;
-    this.newest = mailbox;
-    this.filed++;
+  /** The next pooled mailbox in the map from where the hand stopped, in the order keys came in. */
+  private nextFiled(): Mailbox<T, K, R> {
+    for (;;) {
+      const step = this.hand.next();
+      if (step.done) this.hand = this.byKey.values();
+      else if (step.value.state === MailboxState.Pooled) return step.value;
+    }
   }
 
   /** The live mailboxes. */
@@ -327,31 +325,17 @@ export class MailboxTable<T, K, R> {
   /** Forgets every mailbox, live and pooled. */
   clear(): void {
     this.byKey.clear();
-    this.oldest = null;
-    this.newest = null;
+    this.hand = this.byKey.values();
     this.filed = 0;
     this.unfiled = null;
     this.unfiledCount = 0;
-  }
-
-  /** Takes a pooled mailbox out of the filed list (it stays in the map). */
-  private unfile(mailbox: Mailbox<T, K, R>): void {
-    const older = mailbox.olderPooled;
-    const newer = mailbox.newerPooled;
-    if (older === null) this.oldest = newer;
-    else older.newerPooled = newer;
-    if (newer === null) this.newest = older;
-    else newer.olderPooled = older;
-    mailbox.olderPooled = null;
-    mailbox.newerPooled = null;
-    this.filed--;
   }
 
   /** A pooled mailbox leaves the map, onto the unfiled stack if it has room. */
   private leave(mailbox: Mailbox<T, K, R>): void {
     this.byKey.delete(mailbox.key);
     if (this.unfiledCount === POOL_LIMIT) return;
-    mailbox.newerPooled = this.unfiled;
+    mailbox.nextPooled = this.unfiled;
     this.unfiled = mailbox;
     this.unfiledCount++;
   }

@@ -85,6 +85,8 @@ export type LongTurnListener = (lane: LoopLane, durationMs: number) => void;
 export class LaneLoop {
   /** Lanes with ready work, in the order they will get the thread. */
   private readonly scheduled = new LinkedQueue<LoopLane>();
+  /** Runnables queued on the lanes, all of them: none means no lane has work waiting. */
+  private waiting = 0;
   /** Open holds: admission batches that must finish before lanes run. */
   private holds = 0;
   /** True while `drain` is on the stack. */
@@ -95,13 +97,14 @@ export class LaneLoop {
   current: LoopLane | null = null;
   /** Handlers the current lane has started in its step so far (see `LANE_STEP`). */
   private stepStarts = 0;
-  /** A runnable is being started within the running turn (see `beginWithin`): no other may nest in it. */
-  private startingWithin = false;
   /** The lane whose turn is running while one begun by `beginWithin` on an idle lane runs inside it. */
   private within: LoopLane | null = null;
-  /** Runnables started within the current lane's step so far (see `isFree`). */
+  /** Runnables started within the current lane's step so far (see `freeRunningLane`). */
   private withinStarts = 0;
-  /** Open `blockStarts` calls: while any is open, nothing starts within a turn (see `beginWithin`). */
+  /**
+   * Why nothing may start within a turn now (see `beginWithin`), counted: open `blockStarts` calls, a
+   * start within under way (no other may nest in it), and runs being timed (`measuring`).
+   */
   private startsBlocked = 0;
   /** Long synchronous runs are reported to these (empty unless someone asked for it). */
   private readonly longTurnListeners = new Set<{ thresholdMs: number; listener: LongTurnListener }>();
@@ -125,6 +128,7 @@ export class LaneLoop {
   /** Queues `runnable` on `lane`; a parked lane joins the run queue and runs now unless the loop is held. */
   enqueue(lane: LoopLane, runnable: Runnable): void {
     lane.ready.push(runnable);
+    this.waiting++;
     if (lane.state === LaneState.Parked) this.wake(lane);
   }
 
@@ -134,6 +138,7 @@ export class LaneLoop {
    */
   enqueueSoon(lane: LoopLane, runnable: Runnable): void {
     lane.ready.push(runnable);
+    this.waiting++;
     if (lane.state === LaneState.Parked) this.wakeSoon(lane);
   }
 
@@ -188,12 +193,13 @@ export class LaneLoop {
   }
 
   /**
-   * Whether `lane` may take a new mailbox with no hand-off: nothing is queued on it and, if it is the
-   * running lane, nothing was started within its step yet (else every key of a refill would pile onto
-   * the lane whose handler ended, and a lane without keys would never get one again).
+   * The running lane if it may take a new mailbox with no hand-off, else null: nothing was started within
+   * its step yet (else every key of a refill would pile onto the lane whose handler ended, and a lane
+   * without keys would never get one again) and nothing is queued on it.
    */
-  isFree(lane: LoopLane): boolean {
-    return lane.ready.size === 0 && (lane !== this.current || this.withinStarts === 0);
+  freeRunningLane(): LoopLane | null {
+    const lane = this.current;
+    return this.withinStarts === 0 && lane !== null && lane.ready.size === 0 ? lane : null;
   }
 
   /**
@@ -207,12 +213,10 @@ export class LaneLoop {
    */
   beginWithin(lane: LoopLane): boolean {
     const running = this.current;
-    if (running === null || running.ready.size !== 0 || lane.ready.size !== 0 || this.scheduled.size !== 0)
+    if (running === null || this.waiting !== 0 || this.startsBlocked !== 0 || this.stepStarts >= LANE_STEP)
       return false;
     if (lane !== running && lane.state !== LaneState.Parked) return false;
-    if (this.measuring || this.startingWithin || this.startsBlocked !== 0 || this.stepStarts >= LANE_STEP)
-      return false;
-    this.startingWithin = true;
+    this.startsBlocked++;
     this.withinStarts++;
     if (lane !== running) {
       this.within = running;
@@ -225,7 +229,7 @@ export class LaneLoop {
   /** Ends what `beginWithin` began; `started`: the handlers started meanwhile. */
   endWithin(lane: LoopLane, started: number): void {
     this.stepStarts += started;
-    this.startingWithin = false;
+    this.startsBlocked--;
     const running = this.within;
     if (running !== null) {
       this.within = null;
@@ -329,7 +333,9 @@ export class LaneLoop {
   private updateMeasuring(): void {
     this.timingRuns = this.longTurnListeners.size > 0;
     this.busyEvery = this.timingRuns || this.busyIntervals.length === 0 ? 0 : Math.min(...this.busyIntervals);
-    this.measuring = this.timingRuns || this.busyEvery !== 0;
+    const measuring = this.timingRuns || this.busyEvery !== 0;
+    if (measuring !== this.measuring) this.startsBlocked += measuring ? 1 : -1;
+    this.measuring = measuring;
     this.untilBusy = this.busyEvery;
   }
 
@@ -345,6 +351,7 @@ export class LaneLoop {
         // Runnables until LANE_STEP handlers have run; while no other lane waits, the lane keeps the thread.
         do {
           const runnable = lane.ready.shift() as Runnable;
+          this.waiting--;
           // A timed run goes through this same call, so a turn has one path, timed or not.
           const runSince = this.timingRuns ? performance.now() : -1;
           // Read after the run: what it started within the turn counts too (see `beginWithin`).

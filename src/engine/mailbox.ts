@@ -111,9 +111,8 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   inner: Subscription | null = null;
   /** The loop's link while the mailbox waits in its lane's FIFO (see `Runnable`). */
   nextInLine: Runnable | null = null;
-  /** Neighbours in its table's pool while pooled, oldest first (null otherwise). */
-  olderPooled: Mailbox<T, K, R> | null = null;
-  newerPooled: Mailbox<T, K, R> | null = null;
+  /** The next in its table's unfiled pool while there (null otherwise). */
+  nextPooled: Mailbox<T, K, R> | null = null;
   /** Bumped for each message, so a late notification from an earlier handler is ignored. */
   private generation = 0;
   /** True while the handler is being started (its synchronous part). */
@@ -163,20 +162,24 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
    */
   post(message: T, startNow: boolean): void {
     this.unfinished++;
-    this.pushMessage(message);
-    if (this.state !== MailboxState.Idle) return;
+    if (this.state !== MailboxState.Idle) {
+      this.pushMessage(message);
+      return;
+    }
+    // Idle, so nothing is queued: the message starts right here, or waits first in line for a turn.
     const lane = this.lane;
     const loop = lane.loop;
     if (startNow && loop.beginWithin(lane)) {
       let started = 1;
       try {
-        started = this.run();
+        started = this.runFrom(message);
       } catch (err) {
         reportLater(err);
       } finally {
         loop.endWithin(lane, started);
       }
     } else {
+      this.pushMessage(message);
       this.state = MailboxState.Ready;
       loop.enqueue(lane, this);
     }
@@ -252,16 +255,24 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
    * was discarded while it waited for this turn). Returns how many started.
    */
   private goOn(): number {
+    if (this.queued !== 0) return this.runQueued();
+    this.state = MailboxState.Idle;
+    this.owner.retire(this);
+    return 1;
+  }
+
+  /** `goOn` with messages queued (kept apart, so an end that retires stays small). */
+  private runQueued(): number {
+    return this.runFrom(this.shiftMessage());
+  }
+
+  /** The turn's loop, from `first` (already out of the queue) on. */
+  private runFrom(first: T): number {
     const owner = this.owner;
-    if (this.queued === 0) {
-      this.state = MailboxState.Idle;
-      owner.retire(this);
-      return 1;
-    }
     this.state = MailboxState.Running;
     const sizeOf = owner.sizeOf;
+    let message = first;
     for (let started = 1, ran = 0, throughput = owner.throughput; ; started++) {
-      const message = this.shiftMessage();
       if (!this.start(message)) {
         if (!owner.closed) this.state = MailboxState.Waiting;
         return started;
@@ -272,6 +283,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
         this.resumeOrRetire();
         return started;
       }
+      message = this.shiftMessage();
     }
   }
 
@@ -288,21 +300,12 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     try {
       input = owner.handle(message, this);
     } catch (err) {
-      this.current = undefined;
-      if (!owner.closed) owner.failed(this, message, err);
+      if (!owner.closed) this.failedToStart(message, err);
+      else this.current = undefined;
       return true;
     }
     if (owner.closed) {
-      // The handler stopped the dispatcher (it unsubscribed the output, say): what it returned never runs,
-      // and a Promise of it that rejects is not left unhandled.
-      this.current = undefined;
-      if (hasNativeThen(input)) {
-        try {
-          input.then(undefined, ignore);
-        } catch {
-          // A `then` that throws registered nothing: there is nothing left to follow.
-        }
-      }
+      this.drop(input);
       return true;
     }
     if (!Array.isArray(input)) return this.subscribeTo(message, input, generation);
@@ -313,32 +316,55 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   }
 
   /** Runs a handler's Promise or Observable (or other ObservableInput); true when it finished synchronously. */
+  /** The handler threw, or what it returned cannot run: a failure of `message`, reported at once. */
+  private failedToStart(message: T, error: unknown): void {
+    this.current = undefined;
+    this.owner.failed(this, message, error);
+  }
+
+  /**
+   * The handler stopped the dispatcher (it unsubscribed the output, say): what it returned never runs,
+   * and a Promise of it that rejects is not left unhandled.
+   */
+  private drop(input: ObservableInput<R>): void {
+    this.current = undefined;
+    if (hasNativeThen(input)) {
+      try {
+        input.then(undefined, ignore);
+      } catch {
+        // A `then` that throws registered nothing: there is nothing left to follow.
+      }
+    }
+  }
+
   private subscribeTo(message: T, input: ObservableInput<R>, generation: number): boolean {
     if (input === undefined || input === null) {
       // A forgotten `return`: a failure of this message, like any other result that is not an ObservableInput.
-      this.current = undefined;
-      this.owner.failed(this, message, notObservableInput(input, this.key));
+      this.failedToStart(message, notObservableInput(input, this.key));
       return true;
     }
     if (hasNativeThen(input)) {
       try {
         input.then(this.onValue, this.onError);
       } catch (err) {
-        this.current = undefined;
-        this.owner.failed(this, message, err);
+        this.failedToStart(message, err);
         return true;
       }
       this.awaitsPromise = true;
       return false;
     }
+    return this.subscribeToOther(message, input, generation);
+  }
+
+  /** `subscribeTo` for anything but a native Promise: out of the path of Promise handlers. */
+  private subscribeToOther(message: T, input: ObservableInput<R>, generation: number): boolean {
     this.outcome = Outcome.Pending;
     this.sync = true;
     // An Observable first, as RxJS's `from` does: the usual case, and it skips looking up a `then` it lacks.
     if (!(input instanceof RxObservable) && isPromiseLike<R>(input)) this.follow(input, generation);
     else if (!this.observe(input, generation)) {
       this.sync = false;
-      this.current = undefined;
-      this.owner.failed(this, message, notObservableInput(input, this.key));
+      this.failedToStart(message, notObservableInput(input, this.key));
       return true;
     }
     this.sync = false;
@@ -477,15 +503,16 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       }
       return;
     }
-    this.completing(note, value);
-    if (soon) loop.enqueueSoon(lane, this);
-    else loop.enqueue(lane, this);
+    this.completing(note, value, soon);
   }
 
-  private completing(note: Note, value: unknown): void {
+  /** Stores the end for the mailbox's turn in its lane's FIFO (`soon`: the turn runs in a microtask). */
+  private completing(note: Note, value: unknown, soon: boolean): void {
     this.endNote = note;
     this.endValue = value;
     this.state = MailboxState.Completing;
+    if (soon) this.lane.loop.enqueueSoon(this.lane, this);
+    else this.lane.loop.enqueue(this.lane, this);
   }
 
   /** The `Completing` turn's start: applies the end stored by `completing`. */

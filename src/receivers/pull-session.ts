@@ -85,10 +85,12 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    */
   settle(message: T, outcome: Settlement, error?: unknown): void {
     // Nothing to tell (the transport does not acknowledge, nobody listens): it is only counted.
-    if (this.acknowledge === PullSession.prototype.acknowledge && this.#onSettled === undefined) {
-      this.#countSettled();
-      return;
-    }
+    if (this.acknowledge === acknowledgeNothing && this.#onSettled === undefined) this.#countSettled();
+    else this.#acknowledge(message, outcome, error);
+  }
+
+  /** `settle` with someone to tell: out of `settle`, which every message runs through. */
+  #acknowledge(message: T, outcome: Settlement, error: unknown): void {
     let acknowledged: void | Promise<void>;
     try {
       acknowledged = this.acknowledge(message, outcome, error);
@@ -408,6 +410,16 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
   #countSettled(): void {
     if (--this.#unsettled === 0) this.#settledAll?.();
   }
+}
+
+/**
+ * The base `acknowledge`, which tells the transport nothing: held once, as reading a class's `prototype`
+ * is a lookup. Read in a call marked pure, so a bundle that never uses `PullSession` leaves it out.
+ */
+const acknowledgeNothing = /* @__PURE__ */ baseAcknowledge();
+
+function baseAcknowledge(): unknown {
+  return (PullSession.prototype as unknown as { acknowledge: unknown }).acknowledge;
 }
 
 const everything = (): boolean => true;
