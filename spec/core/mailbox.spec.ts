@@ -123,6 +123,36 @@ describe('Mailbox', () => {
       return started;
     }
 
+    it('starts nothing once its owner has closed (a key selector that stopped the dispatcher), keeping the message', () => {
+      const loop = new LaneLoop();
+      const lane = new Lane(0, loop);
+      const started: string[] = [];
+      const owner: MailboxOwner<string, string, string> = {
+        throughput: 16,
+        closed: true,
+        claim: () => true,
+        handle: (message) => {
+          started.push(message);
+          return [message];
+        },
+        emit: () => undefined,
+        done: () => undefined,
+        failed: () => undefined,
+        retire: () => undefined,
+      };
+      const mailbox = new Mailbox<string, string, string>().open('k', lane, owner);
+      // Posted from inside a turn of its lane, as a refill is.
+      loop.enqueue(lane, {
+        nextInLine: null,
+        run: () => {
+          mailbox.post('late', true);
+          return 1;
+        },
+      });
+      expect(started).toEqual([]);
+      expect(mailbox.queuedMessages()).toEqual(['late']);
+    });
+
     it('starts at once, inside the completing turn, ahead of the rest of that turn', async () => {
       expect(await refillDuringCompletion(2)).toEqual(['a1', 'n0', 'n1', 'a2']);
     });

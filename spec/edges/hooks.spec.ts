@@ -7,7 +7,7 @@ import {
   type ReceiverSession,
   type ReceiverSink,
 } from 'keyed-dispatch';
-import { lastValueFrom, type Subscription, toArray } from 'rxjs';
+import { lastValueFrom, Subject, type Subscription, takeUntil, toArray } from 'rxjs';
 import { type LaneKind, laneKinds, type Msg, type Ran } from '../lanes/lane-kinds';
 import { outcomeOf, sleep, within } from '../lanes/shared-state';
 
@@ -145,6 +145,41 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
 });
 
 describe('on event-loop lanes', () => {
+  // Only event-loop lanes start a refill's message right inside the admission (see `Mailbox.post`).
+  it('starts no handler for a message whose key selector stopped the output, in the refill of a finished one', async () => {
+    const stop = new Subject<void>();
+    const handled: number[] = [];
+    const executor = new KeyedExecutor({ workers: 1 });
+    try {
+      const values = await within(
+        lastValueFrom(
+          fromIterable([0, 1, 2, 3]).pipe(
+            keyedDispatch<number, string, number>({
+              executor,
+              maxInFlight: 1,
+              key: (n) => {
+                if (n === 1) stop.next();
+                return `k${n}`;
+              },
+              handle: async (n) => {
+                handled.push(n);
+                return n;
+              },
+            }),
+            takeUntil(stop),
+            toArray(),
+          ),
+        ),
+        5000,
+        'the output to complete',
+      );
+      expect(values).toEqual([0]);
+      expect(handled).toEqual([0]);
+    } finally {
+      await executor.close();
+    }
+  });
+
   it('keeps running when an `onLongTurn` listener throws: the listener is dropped with a process warning', async () => {
     const emitWarning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     const executor = new KeyedExecutor({

@@ -206,9 +206,10 @@ export const PROBE_LIMIT = 64;
  * rehash that every few hundred insertions allocates a new table). Once `POOL_LIMIT` mailboxes are
  * filed, a drained one leaves the map for the unfiled pool, which serves new keys, except one in
  * `REFRESH_EVERY`, which takes the place of a filed one: the filed pool follows a key space that moves.
- * The one it replaces is found by a hand that walks the map in the order its keys came in, resuming
- * where it stopped, so the keys filed longest ago leave first and filing a mailbox costs nothing but a
- * count. A pooled mailbox holds no messages, is on no lane and is not live; memory never grows with the
+ * The one it replaces is found by a hand that walks the map in the order its keys came into it,
+ * resuming where it stopped (a clock, not a list of who drained when: filing a mailbox costs nothing but
+ * a count). A key that keeps coming back keeps its place in that order, so it may leave while briefly
+ * filed; it then comes back as a new key. A pooled mailbox holds no messages, is on no lane and is not live; memory never grows with the
  * number of keys seen.
  *
  * In a key space too large to recur within the pool (100,000 keys), filed mailboxes are almost never

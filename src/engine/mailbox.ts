@@ -172,7 +172,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     if (startNow && loop.beginWithin(lane)) {
       let started = 1;
       try {
-        started = this.runFrom(message);
+        // The key selector of this very message may have stopped the dispatcher: then nothing starts.
+        if (this.owner.closed) this.pushMessage(message);
+        else started = this.runFrom(message);
       } catch (err) {
         reportLater(err);
       } finally {
@@ -315,7 +317,6 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     return true;
   }
 
-  /** Runs a handler's Promise or Observable (or other ObservableInput); true when it finished synchronously. */
   /** The handler threw, or what it returned cannot run: a failure of `message`, reported at once. */
   private failedToStart(message: T, error: unknown): void {
     this.current = undefined;
@@ -337,6 +338,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     }
   }
 
+  /** Runs a handler's Promise or Observable (or other ObservableInput); true when it finished synchronously. */
   private subscribeTo(message: T, input: ObservableInput<R>, generation: number): boolean {
     if (input === undefined || input === null) {
       // A forgotten `return`: a failure of this message, like any other result that is not an ObservableInput.
