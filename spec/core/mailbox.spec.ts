@@ -75,7 +75,8 @@ describe('Mailbox', () => {
       const lane = new Lane(0, loop);
       const other = new Lane(1, loop);
       const started: string[] = [];
-      const owner: MailboxOwner<string, string, string> = {
+      // `closed` left writable, so a spec can close the owner.
+      const owner: MailboxOwner<string, string, string> & { closed: boolean } = {
         throughput: 16,
         closed: false,
         claim: () => true,
@@ -97,7 +98,7 @@ describe('Mailbox', () => {
             return 1;
           },
         });
-      return { loop, other, started, open, waitOnOtherLane };
+      return { loop, lane, other, owner, started, open, waitOnOtherLane };
     }
     const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `n${from + i}`);
 
@@ -124,23 +125,12 @@ describe('Mailbox', () => {
     }
 
     it('starts nothing once its owner has closed (a key selector that stopped the dispatcher), keeping the message', () => {
-      const loop = new LaneLoop();
-      const lane = new Lane(0, loop);
-      const started: string[] = [];
-      const owner: MailboxOwner<string, string, string> = {
-        throughput: 16,
-        closed: true,
-        claim: () => true,
-        handle: (message) => {
-          started.push(message);
-          return [message];
-        },
-        emit: () => undefined,
-        done: () => undefined,
-        failed: () => undefined,
-        retire: () => undefined,
-      };
-      const mailbox = new Mailbox<string, string, string>().open('k', lane, owner);
+      const { loop, lane, owner, started, open } = lanes(
+        (message) => [message],
+        () => undefined,
+      );
+      owner.closed = true;
+      const mailbox = open('k');
       // Posted from inside a turn of its lane, as a refill is.
       loop.enqueue(lane, {
         nextInLine: null,

@@ -209,8 +209,8 @@ export const PROBE_LIMIT = 64;
  * The one it replaces is found by a hand that walks the map in the order its keys came into it,
  * resuming where it stopped (a clock, not a list of who drained when: filing a mailbox costs nothing but
  * a count). A key that keeps coming back keeps its place in that order, so it may leave while briefly
- * filed; it then comes back as a new key. A pooled mailbox holds no messages, is on no lane and is not live; memory never grows with the
- * number of keys seen.
+ * filed; it then comes back as a new key. A pooled mailbox holds no messages, is on no lane and is not
+ * live; memory never grows with the number of keys seen.
  *
  * In a key space too large to recur within the pool (100,000 keys), filed mailboxes are almost never
  * taken back, and the thousand of them only make the map larger for every other key. So every

@@ -302,8 +302,8 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     try {
       input = owner.handle(message, this);
     } catch (err) {
-      if (!owner.closed) this.failedToStart(message, err);
-      else this.current = undefined;
+      this.current = undefined;
+      if (!owner.closed) owner.failed(this, message, err);
       return true;
     }
     if (owner.closed) {
