@@ -65,6 +65,15 @@ export function durationOption(
   return integerOption(owner, name, value, fallback, min, MAX_TIMER_MS);
 }
 
+/** Validates an optional boolean option: a string such as `'false'` read from the environment is refused. */
+export function booleanOption(owner: string, name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') {
+    throw new TypeError(`${owner}: expected \`${name}\` to be a boolean, got ${describe(value)}`);
+  }
+  return value;
+}
+
 export function functionOption<F>(owner: string, name: string, value: F): F {
   if (typeof value !== 'function') {
     throw new TypeError(`${owner}: expected \`${name}\` to be a function, got ${describe(value)}`);

@@ -630,6 +630,24 @@ describe('Kafka adapters', () => {
       platformaticAdapter(platformaticConsumer('unused'), { topics: ['t'], maxWaitMs: -1 }),
     ).toThrow('platformaticAdapter: expected `maxWaitMs` to be an integer >= 0, got -1 (number)');
   });
+
+  it('reject a `fromBeginning` that is not a boolean (a string from the environment would read the topic from its start)', () => {
+    expect(() =>
+      kafkajsAdapter(kafka('options').consumer({ groupId: 'unused' }), {
+        topics: ['t'],
+        fromBeginning: 'false' as never,
+      }),
+    ).toThrow("kafkajsAdapter: expected `fromBeginning` to be a boolean, got 'false' (string)");
+    expect(() =>
+      platformaticAdapter(platformaticConsumer('unused'), { topics: ['t'], fromBeginning: 0 as never }),
+    ).toThrow('platformaticAdapter: expected `fromBeginning` to be a boolean, got 0 (number)');
+    expect(() =>
+      kafkajsAdapter(kafka('options').consumer({ groupId: 'unused' }), {
+        topics: ['t'],
+        fromBeginning: true,
+      }),
+    ).not.toThrow();
+  });
 });
 
 function sameOffsets(a: Map<number, string>, b: Map<number, string>): boolean {

@@ -1,3 +1,4 @@
+import { booleanOption } from '../validate';
 import type {
   CommittedOffset,
   KafkaConsumerAdapter,
@@ -126,6 +127,7 @@ export function kafkajsAdapter(
       'kafkajsAdapter: expected `topics` to be a non-empty array of topic names or patterns',
     );
   }
+  const fromBeginning = booleanOption('kafkajsAdapter', 'fromBeginning', options.fromBeginning, false);
   const toTopics = (partitions: readonly TopicPartition[]) => {
     const byTopic = new Map<string, number[]>();
     for (const { topic, partition } of partitions) {
@@ -189,7 +191,7 @@ export function kafkajsAdapter(
       consumer.on(consumer.events.HEARTBEAT, () => listener.transportRecovered());
       await admin?.connect();
       await consumer.connect();
-      await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
+      await consumer.subscribe({ topics: options.topics, fromBeginning });
       started = true;
       await consumer.run({
         autoCommit: false,

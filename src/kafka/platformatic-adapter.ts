@@ -1,4 +1,4 @@
-import { integerOption } from '../validate';
+import { booleanOption, integerOption } from '../validate';
 import type {
   CommittedOffset,
   KafkaConsumerAdapter,
@@ -89,6 +89,7 @@ export function platformaticAdapter(
   }
   const hooks = clientHooks(consumer, 'platformaticAdapter');
   const maxWaitMs = integerOption('platformaticAdapter', 'maxWaitMs', options.maxWaitMs, 500, 0);
+  const fromBeginning = booleanOption('platformaticAdapter', 'fromBeginning', options.fromBeginning, false);
   const client = consumer as unknown as Consumer;
   const topics = [...options.topics];
   let coordinator: GroupCoordinator | null = null;
@@ -107,7 +108,7 @@ export function platformaticAdapter(
     return offsets;
   };
   const resetOffsets = (partitions: readonly TopicPartition[]) =>
-    offsetsAt(partitions, options.fromBeginning ? EARLIEST : LATEST);
+    offsetsAt(partitions, fromBeginning ? EARLIEST : LATEST);
 
   async function committed(partitions: readonly TopicPartition[]): Promise<CommittedOffset[]> {
     if (coordinator === null) throw new Error('platformaticAdapter: committed() before start()');
