@@ -39,10 +39,15 @@ function short(v: number): string {
 
 function frame(chart: Chart, top: number, step: number, body: string[]): string {
   const plotH = H - PAD.top - PAD.bottom;
+  // The legend: as many columns of at least 230 px as its longest name allows (about 7 px a character);
+  // rows beyond two make the chart taller.
+  const columnW = Math.max(230, 24 + 7 * Math.max(...chart.series.map((s) => s.name.length)));
+  const columns = Math.max(1, Math.min(3, Math.floor((W - PAD.left) / columnW)));
+  const height = H + Math.max(0, Math.ceil(chart.series.length / columns) - 2) * 14;
   const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" font-family="sans-serif" font-size="12">`,
     `<title>${esc(chart.title)}</title>`,
-    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<rect width="${W}" height="${height}" fill="white"/>`,
     `<text x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${esc(chart.title)}</text>`,
   ];
   for (let v = 0; v <= top + step / 2; v += step) {
@@ -55,8 +60,8 @@ function frame(chart: Chart, top: number, step: number, body: string[]): string 
   );
   out.push(...body);
   chart.series.forEach((s, i) => {
-    const x = PAD.left + (i % 3) * 230;
-    const y = H - 30 + Math.floor(i / 3) * 14;
+    const x = PAD.left + (i % columns) * columnW;
+    const y = H - 30 + Math.floor(i / columns) * 14;
     out.push(`<rect x="${x}" y="${y - 9}" width="10" height="10" fill="${COLORS[i % COLORS.length]}"/>`);
     out.push(`<text x="${x + 14}" y="${y}">${esc(s.name)}</text>`);
   });

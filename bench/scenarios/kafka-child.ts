@@ -114,6 +114,50 @@ async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> 
   });
 }
 
+/**
+ * The floor on kafkajs: the least code that does keyedDispatch's job by hand. Each fetched batch runs its
+ * messages on a per-key promise chain, at most `maxInFlight` at once across all partitions (a batch waits
+ * for room), and its offset is resolved once all of its messages are handled. No parking, failure policy,
+ * stats or teardown.
+ */
+async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise<void> {
+  const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  const tails = new Map<string, Promise<void>>();
+  const waiting: (() => void)[] = [];
+  let inFlight = 0;
+  const handle = async (value: Buffer | null) => {
+    await delay();
+    tally.record(value);
+  };
+  await consumer.run({
+    partitionsConsumedConcurrently: 64,
+    eachBatchAutoResolve: false,
+    eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+      const ends: Promise<void>[] = [];
+      for (const message of batch.messages) {
+        while (inFlight >= maxInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
+        inFlight++;
+        const key = String(message.key);
+        const tail = tails.get(key);
+        const end = tail === undefined ? handle(message.value) : tail.then(() => handle(message.value));
+        tails.set(key, end);
+        ends.push(
+          end.then(() => {
+            inFlight--;
+            if (tails.get(key) === end) tails.delete(key);
+            waiting.shift()?.();
+          }),
+        );
+      }
+      await Promise.all(ends);
+      resolveOffset(batch.lastOffset());
+      await heartbeat();
+    },
+  });
+}
+
 /** kafkajs fetching and committing with no handler: the ceiling for anything built on it. */
 async function rawKafkajs({ topic, group, tally }: Args): Promise<void> {
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
@@ -149,6 +193,7 @@ const contenders: Record<string, (args: Args) => Promise<void>> = {
     Object.keys(receivers).map((client) => [`keyed-batch-dispatch:${client}`, dispatchBatches(client)]),
   ),
   'each-message:kafkajs': eachMessageKafkajs,
+  'floor:kafkajs': floorKafkajs,
   'raw:kafkajs': rawKafkajs,
   'raw:platformatic': rawPlatformatic,
   'handler-only': handlerOnly,

@@ -42,6 +42,11 @@ function contenders(): Record<string, Contender> {
         bound,
       };
     }
+    all[`floor-${bound}`] = {
+      label: `the floor: kafkajs \`eachBatch\` and a per-key promise chain by hand, ${bound} in flight`,
+      command: [...child, 'floor:kafkajs'],
+      bound,
+    };
     all[`alone-${bound}`] = {
       label: `the 1 ms handler alone, ${bound} at once, no Kafka (Node's ceiling for it)`,
       command: [...child, 'handler-only'],
@@ -129,6 +134,18 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
       bounds.push(`keyedDispatch on ${client}, maxInFlight ${b}: ${ratioCell(ofBound)}`);
     }
   }
+  // The least code doing the same job on kafkajs, against the same bound and against keyedDispatch.
+  const floors: string[] = [];
+  for (const b of BOUNDS) {
+    const raw = series(rs, 'raw-kafkajs');
+    const alone = series(rs, `alone-${b}`);
+    const floorOfBound = series(rs, `floor-${b}`).map((r, i) => r * (1 / raw[i] + 1 / alone[i]));
+    const oursOfFloor = ratios(rs, `kafkajs-${b}`, `floor-${b}`);
+    figures[`floor-${b}.bound`] = times(median(floorOfBound));
+    figures[`kafkajs-${b}.floor`] = times(median(oursOfFloor));
+    bounds.push(`the floor on kafkajs, ${b} in flight: ${ratioCell(floorOfBound)}`);
+    floors.push(`maxInFlight ${b}: ${ratioCell(oursOfFloor)}`);
+  }
   const med = (id: string) => median(series(rs, id));
   return {
     method: `One topic of ${MESSAGES.toLocaleString('en-US')} messages (\`key:seq\`, ${KEYS.toLocaleString('en-US')} keys, in order per key, ${PARTITIONS} partitions) on one local broker. Every run is a fresh process (a JVM for Parallel Consumer) in a consumer group of its own reading the whole topic from the start; its rate runs from its first handled message to its last, so start-up and the group join do not count. ${rounds} rounds, every contender once a round, the order rotated; ratios are medians of per-round ratios (min–max). Handlers: keyedDispatch and \`eachMessage\` \`await\` a \`setTimeout(1)\`; Parallel Consumer \`Thread.sleep(1)\` on its pool of \`maxConcurrency\` threads (KEY order, commits every 1 s). Every contender parses each message and checks per-key order; violations in all runs: ${violations}. The handler alone (no Kafka) and the raw clients (fetch and commit, no handler) are the ceilings a pipeline on one Node thread works under.`,
@@ -138,6 +155,7 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
         rows,
       ),
       `keyedDispatch ÷ the sum-of-parts bound \`1/(1/raw + 1/handler alone)\`, per round (the raw client and the handler alone at the same bound): ${bounds.join('; ')}.`,
+      `keyedDispatch on kafkajs ÷ the floor on kafkajs, per round: ${floors.join('; ')}. The floor is the least code that does the same job: each fetched batch runs its messages on a per-key promise chain, at most the bound at once across partitions, and its offset is committed once all of them are handled (no parking, failure policy, stats or teardown). Where it stays as far under the bound as keyedDispatch, the gap is the client and the handler sharing one thread, not the dispatch.`,
     ].join('\n\n'),
     figures,
     chart: {
@@ -149,6 +167,7 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
           name: `keyedDispatch on ${client}`,
           values: BOUNDS.map((b) => med(`${id}-${b}`)),
         })),
+        { name: 'the floor on kafkajs, by hand', values: BOUNDS.map((b) => med(`floor-${b}`)) },
         { name: 'kafkajs eachMessage', values: BOUNDS.map(() => med('eachMessage')) },
         { name: '1 ms handler alone, no Kafka', values: BOUNDS.map((b) => med(`alone-${b}`)) },
       ],
