@@ -39,10 +39,12 @@ function short(v: number): string {
 
 function frame(chart: Chart, top: number, step: number, body: string[]): string {
   const plotH = H - PAD.top - PAD.bottom;
-  // The legend: as many columns of at least 230 px as its longest name allows (about 7 px a character);
+  // The legend: in as many columns (3, 2 or 1) as leave room for each name (about 7 px a character);
   // rows beyond two make the chart taller.
-  const columnW = Math.max(230, 24 + 7 * Math.max(...chart.series.map((s) => s.name.length)));
-  const columns = Math.max(1, Math.min(3, Math.floor((W - PAD.left) / columnW)));
+  const fits = (columns: number) =>
+    chart.series.every((s, i) => PAD.left + (i % columns) * (690 / columns) + 14 + 7 * s.name.length <= W);
+  const columns = [3, 2].find(fits) ?? 1;
+  const columnW = 690 / columns;
   const height = H + Math.max(0, Math.ceil(chart.series.length / columns) - 2) * 14;
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" font-family="sans-serif" font-size="12">`,

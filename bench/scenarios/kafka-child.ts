@@ -115,16 +115,17 @@ async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> 
 }
 
 /**
- * The floor on kafkajs: the least code that does keyedDispatch's job by hand. Each fetched batch runs its
- * messages on a per-key promise chain, at most `maxInFlight` at once across all partitions (a batch waits
- * for room), and its offset is resolved once all of its messages are handled. No parking, failure policy,
- * stats or teardown.
+ * The floor on kafkajs: the least code that does keyedDispatch's job by hand. Messages run on a per-key
+ * promise chain, at most `maxInFlight` at once across all partitions (a batch waits for room, so the
+ * client fetches on only while there is some), and a partition commits past a batch once all of its
+ * messages are handled, its commits chained in order. No parking, failure policy, stats or teardown.
  */
 async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise<void> {
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
   const tails = new Map<string, Promise<void>>();
+  const commits = new Map<number, Promise<void>>();
   const waiting: (() => void)[] = [];
   let inFlight = 0;
   const handle = async (value: Buffer | null) => {
@@ -132,9 +133,11 @@ async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise
     tally.record(value);
   };
   await consumer.run({
+    autoCommit: false,
     partitionsConsumedConcurrently: 64,
     eachBatchAutoResolve: false,
     eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+      resolveOffset(batch.lastOffset());
       const ends: Promise<void>[] = [];
       for (const message of batch.messages) {
         while (inFlight >= maxInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
@@ -143,16 +146,21 @@ async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise
         const tail = tails.get(key);
         const end = tail === undefined ? handle(message.value) : tail.then(() => handle(message.value));
         tails.set(key, end);
-        ends.push(
-          end.then(() => {
-            inFlight--;
-            if (tails.get(key) === end) tails.delete(key);
-            waiting.shift()?.();
-          }),
-        );
+        const ended = () => {
+          inFlight--;
+          if (tails.get(key) === end) tails.delete(key);
+          waiting.shift()?.();
+        };
+        ends.push(end.then(ended, ended));
       }
-      await Promise.all(ends);
-      resolveOffset(batch.lastOffset());
+      const { partition } = batch;
+      const offset = String(Number(batch.lastOffset()) + 1);
+      commits.set(
+        partition,
+        Promise.all([commits.get(partition), ...ends]).then(() =>
+          consumer.commitOffsets([{ topic, partition, offset }]),
+        ),
+      );
       await heartbeat();
     },
   });
