@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { perRound } from './stats';
 
@@ -72,6 +73,21 @@ export function bundle(file: string, asCell = false): string {
   );
   bundles.set(`${file}:${asCell}`, outfile);
   return outfile;
+}
+
+/**
+ * A tree to bundle a benchmark from: this one (`null`), or `revision` checked out beside it under
+ * .bench-out (once), so a scenario can compare a change with the code before it.
+ */
+export function treeAt(revision: string | null): string {
+  const root = join(__dirname, '..');
+  if (revision === null) return root;
+  const dir = join(OUT, `tree-${revision}`);
+  if (!existsSync(dir)) {
+    mkdirSync(OUT, { recursive: true });
+    execFileSync('git', ['worktree', 'add', '--detach', dir, revision], { cwd: root, stdio: 'ignore' });
+  }
+  return dir;
 }
 
 /** Bundles an entry (a file, or source with the folder it resolves from) into `outfile`, as `bundle` does. */

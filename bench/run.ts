@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createConnection } from 'node:net';
 import { publish, refreshPages, type Scenario } from './report';
 
@@ -9,6 +10,7 @@ import { publish, refreshPages, type Scenario } from './report';
 export const scenarios: Record<string, () => { default: Scenario }> = {
   core: () => require('./scenarios/core'),
   profile: () => require('./scenarios/profile'),
+  instructions: () => require('./scenarios/instructions'),
   batches: () => require('./scenarios/batches'),
   'hot-key': () => require('./scenarios/hot-key'),
   isolation: () => require('./scenarios/isolation'),
@@ -21,6 +23,14 @@ export const scenarios: Record<string, () => { default: Scenario }> = {
 const KAFKA = '127.0.0.1:9092';
 /** Scenarios that need a broker: skipped (not failed) when running them all and it does not answer. */
 const brokers: Record<string, string> = { kafka: KAFKA, 'kafka-redelivery': KAFKA, batches: KAFKA };
+
+/** Scenarios that need a program: skipped (not failed) when running them all and it is not on PATH. */
+const programs: Record<string, string> = { instructions: 'valgrind' };
+
+/** Whether `program` runs (`program --version` exits 0). */
+function installed(program: string): boolean {
+  return spawnSync(program, ['--version'], { stdio: 'ignore' }).status === 0;
+}
 
 /** Whether something accepts a TCP connection on `address` within a second. */
 function listening(address: string): Promise<boolean> {
@@ -67,6 +77,12 @@ async function main(): Promise<void> {
     const broker = brokers[name];
     if (broker && !(await listening(broker))) {
       console.log(`${name}: skipped, no broker answers on ${broker} (scripts/brokers/kafka.sh starts one)`);
+      if (!all) process.exitCode = 1;
+      continue;
+    }
+    const program = programs[name];
+    if (program && !installed(program)) {
+      console.log(`${name}: skipped, \`${program}\` is not installed (Debian: apt-get install ${program})`);
       if (!all) process.exitCode = 1;
       continue;
     }

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { bundleInto } from '../harness';
+import { bundleInto, treeAt } from '../harness';
 import type { Report, Scenario } from '../report';
 import { median, table } from '../stats';
 
@@ -15,22 +15,11 @@ import { median, table } from '../stats';
 const ROOT = join(__dirname, '..', '..');
 const OUT = join(ROOT, '.bench-out', 'profile');
 /** The main before the short path (issue: a message path in five files, faster than the promise chain). */
-const BASELINE = 'fd0ab6b';
+export const BASELINE = 'fd0ab6b';
 const MESSAGES = 300_000;
 const KEYS = 1_000;
 /** Runs of the cell per profiled process: the first ones warm it up, and are profiled too. */
 const RUNS = 12;
-
-/** A tree to profile: this one, or the baseline revision checked out under .bench-out. */
-function treeOf(revision: string | null): string {
-  if (revision === null) return ROOT;
-  const dir = join(OUT, `tree-${revision}`);
-  if (!existsSync(dir)) {
-    mkdirSync(OUT, { recursive: true });
-    execFileSync('git', ['worktree', 'add', '--detach', dir, revision], { cwd: ROOT, stdio: 'ignore' });
-  }
-  return dir;
-}
 
 /** Bundles a program that runs the tree's core cell (keyedDispatch only) `RUNS` times. */
 function bundleOf(tree: string, name: string): string {
@@ -119,7 +108,7 @@ function profileOnce(bundle: string): Record<string, number> {
 async function run({ rounds = 3, args }: { rounds?: number; args: string[] }): Promise<Report> {
   const at = args.indexOf('--baseline');
   const baseline = at >= 0 ? args[at + 1] : BASELINE;
-  const trees = { before: treeOf(baseline), after: treeOf(null) };
+  const trees = { before: treeAt(baseline), after: treeAt(null) };
   const bundles = { before: bundleOf(trees.before, 'before'), after: bundleOf(trees.after, 'after') };
   const seen: Record<'before' | 'after', Array<Record<string, number>>> = { before: [], after: [] };
   for (let r = 0; r < rounds; r++) {
