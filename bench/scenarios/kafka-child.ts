@@ -6,7 +6,7 @@
 import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import { lastValueFrom } from 'rxjs';
-import { keyedBatchDispatch, keyedDispatch } from '../../src';
+import { fromIterable, keyedBatchDispatch, keyedDispatch } from '../../src';
 import {
   fromKafka,
   fromPlatformaticKafka,
@@ -205,6 +205,7 @@ const contenders: Record<string, (args: Args) => Promise<void>> = {
   'raw:kafkajs': rawKafkajs,
   'raw:platformatic': rawPlatformatic,
   'handler-only': handlerOnly,
+  'dispatch-only': dispatchOnly,
 };
 
 /**
@@ -221,6 +222,31 @@ async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promis
     }
   };
   for (let w = 0; w < maxInFlight; w++) void worker();
+}
+
+/**
+ * No Kafka: keyedDispatch with the same handler, `maxInFlight` in flight, on the topic's messages (a
+ * `k<key>` key and a `key:seq` value, as bytes) from an array. What the dispatch reaches before a client
+ * shares its thread.
+ */
+async function dispatchOnly({ maxInFlight, tally, messages, keys }: Args): Promise<void> {
+  const input = Array.from({ length: messages }, (_, i) => ({
+    key: Buffer.from(`k${i % keys}`),
+    value: Buffer.from(`${i % keys}:${Math.floor(i / keys)}`),
+  }));
+  void lastValueFrom(
+    fromIterable(input).pipe(
+      keyedDispatch({
+        key: (m) => m.key.toString(),
+        maxInFlight,
+        handle: async (m) => {
+          await delay();
+          tally.record(m.value);
+        },
+      }),
+    ),
+    { defaultValue: undefined },
+  );
 }
 
 function parse(argv: string[]): Record<string, string> {
