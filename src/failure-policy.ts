@@ -1,6 +1,7 @@
 import { from, Observable, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
 import { sharedSlot } from './internal/shared-slot';
+import { textOf } from './internal/text-of';
 import { followOnce, isPromiseLike } from './internal/thenable';
 import { isKeyFailure } from './key-failure';
 import { describe, functionOption, integerOption, MAX_TIMER_MS, optionsObject } from './validate';
@@ -47,7 +48,9 @@ export interface RetryPolicyOptions<T, K> {
   /**
    * Whether an error is worth another attempt (a version conflict, a timeout). Errors it rejects go
    * straight to the dead letter. For a batch, it is asked with the batch's first message; a batch whose
-   * error it rejects is taken apart at once. Default: every error is retryable.
+   * error it rejects is taken apart at once. Default: every error is retryable. Asked synchronously:
+   * an answer that is not a boolean (an async function's Promise) errors the output with a `TypeError`,
+   * as a `retryable` that throws does.
    */
   retryable?: (error: unknown, message: T) => boolean;
   /**
@@ -374,10 +377,10 @@ class Attempts<T, K, R> {
   }
 
   failed(error: unknown): () => void {
-    const { policy, message } = this;
+    const { policy } = this;
     let retry: boolean;
     try {
-      retry = this.attempt < policy.maxAttempts && Boolean(policy.retryable(error, message));
+      retry = this.attempt < policy.maxAttempts && this.retryable(error);
     } catch (err) {
       this.subscriber.error(err);
       return () => this.cancel();
@@ -389,6 +392,15 @@ class Attempts<T, K, R> {
       this.giveUp(error);
     }
     return () => this.cancel();
+  }
+
+  /** `retryable`'s answer, which must be a boolean: one it cannot act on throws, as if it had thrown. */
+  private retryable(error: unknown): boolean {
+    const answer: unknown = this.policy.retryable(error, this.message);
+    if (typeof answer === 'boolean') return answer;
+    throw new TypeError(
+      `retryPolicy: \`retryable\` answered ${describe(answer)} for key ${textOf(this.context.key)}; expected a boolean (it is asked synchronously: an async function answers a Promise)`,
+    );
   }
 
   /** Straight to the dead letter: the message's key selector failed with `error`. */

@@ -164,6 +164,30 @@ describe('retryPolicy on keyedDispatch', () => {
     expect(deadLetters).toEqual([['bad payload', 1]]);
   });
 
+  it('errors the output with a TypeError naming `retryable` when it answers with something other than a boolean (an async one answers with a Promise)', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const executor = new KeyedExecutor({ workers: 1 });
+      const out = cold('a|', { a: msg('x', '1') }).pipe(
+        keyedDispatch({
+          executor,
+          key: (m: Msg) => m.key,
+          handle: () => throwError(() => new VersionConflict()),
+          failurePolicy: retryPolicy<Msg, string>({
+            retryable: (async () => false) as never,
+            deadLetter: () => EMPTY,
+          }),
+        }),
+      );
+      expectObservable(out).toBe(
+        '#',
+        undefined,
+        new TypeError(
+          'retryPolicy: `retryable` answered an object (object) for key x; expected a boolean (it is asked synchronously: an async function answers a Promise)',
+        ),
+      );
+    });
+  });
+
   it("holds the key's later messages until the dead letter's output completes, then runs them in order", () => {
     const order: string[] = [];
     testScheduler().run(({ cold, expectObservable }) => {

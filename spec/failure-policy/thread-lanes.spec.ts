@@ -151,6 +151,17 @@ describe('retryPolicy on thread lanes', () => {
     expect(settled).toEqual(['0 dead-lettered', '1 done']);
   });
 
+  it('errors the output with a TypeError naming `retryable` when it answers with something other than a boolean', async () => {
+    const { outcome } = dispatch([msg('a', 0, { fails: 1 }), msg('a', 1)], {
+      retryable: (() => 'yes') as never,
+    });
+    expect(await outcome).toEqual({
+      error: new TypeError(
+        "retryPolicy: `retryable` answered 'yes' (string) for key a; expected a boolean (it is asked synchronously: an async function answers a Promise)",
+      ),
+    });
+  });
+
   it('replaces a thread that dies during a retry and runs that retry again there; the crash costs no attempt', async () => {
     const threadBefore = executor.threadIds;
     const { outcome, settled } = dispatch([msg('a', 0, { fails: 1, exitOn: 2 }), msg('a', 1), msg('b', 2)], {
