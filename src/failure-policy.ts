@@ -394,12 +394,15 @@ class Attempts<T, K, R> {
     return () => this.cancel();
   }
 
-  /** `retryable`'s answer, which must be a boolean: one it cannot act on throws, as if it had thrown. */
+  /** What `retryable` returned, which must be a boolean: anything else throws, as if it had thrown. */
   private retryable(error: unknown): boolean {
     const answer: unknown = this.policy.retryable(error, this.message);
     if (typeof answer === 'boolean') return answer;
+    const promise = isPromiseLike(answer);
+    // Its rejection, if any, is this error's business now: not an unhandled one.
+    if (promise) Promise.resolve(answer).catch(() => undefined);
     throw new TypeError(
-      `retryPolicy: \`retryable\` answered ${describe(answer)} for key ${textOf(this.context.key)}; expected a boolean (it is asked synchronously: an async function answers a Promise)`,
+      `retryPolicy: \`retryable\` returned ${promise ? 'a Promise' : describe(answer)} for key ${textOf(this.context.key)}; expected a boolean (it is asked synchronously: an async function returns a Promise)`,
     );
   }
 

@@ -18,8 +18,13 @@ export function isKeyFailure(key: unknown): key is KeyFailure {
   return key instanceof KeyFailure;
 }
 
-/** The error for a key selector that returned no key. */
+/** The error for a key selector that returned no key, or a Promise of one. */
 export function noKey(key: unknown): TypeError {
+  if (key !== undefined && key !== null) {
+    return new TypeError(
+      'keyedDispatch: `key` returned a Promise for a message; it is called synchronously (an async selector would give every message a key of its own, and no order)',
+    );
+  }
   return new TypeError(
     `keyedDispatch: \`key\` returned ${describe(key)} for a message; every message needs a key`,
   );

@@ -26,7 +26,8 @@ const DEFAULT_MAX_PARKED = 65_536;
 export interface KeyedDispatchOptions<T, K, R> {
   /**
    * Selects a message's key (aggregate ID, account, device). Messages of one key run one at a time in
-   * receive order. Must return a value other than `undefined` or `null`; keys compare like `Map` keys.
+   * receive order. Must return, synchronously, a value other than `undefined`, `null` or a Promise; keys
+   * compare like `Map` keys. A message it fails for fails on its own (see `failurePolicy`).
    */
   key: (message: T) => K;
   /**

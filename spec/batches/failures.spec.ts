@@ -131,6 +131,22 @@ describe.each(batchLaneKinds)('a failed batch on %s', (_name, kind) => {
     expect(log).toEqual(['0 done', '1 done', '2 failed', '3 done']);
   });
 
+  it('with retryPolicy whose retryable returns something other than a boolean errors the output naming retryable and the key', async () => {
+    const { journal } = lane;
+    const { log, onSettled } = settlementLog();
+    const messages = items(journal, 'a', 0, 2).map((m) => ({ ...m, poison: true }));
+    const outcome = await dispatch(
+      fromIterable(messages, { onSettled }),
+      retryPolicy({ maxAttempts: 5, retryable: (() => 1) as never }),
+    );
+    expect(outcome).toEqual({
+      error: new TypeError(
+        'retryPolicy: `retryable` returned 1 (number) for key a; expected a boolean (it is asked synchronously: an async function returns a Promise)',
+      ),
+    });
+    expect(log).not.toContainEqual(expect.stringMatching(/done$/));
+  });
+
   it('with retryPolicy whose dead letter throws for a message of a batch taken apart errors the output naming that message; those handled before it are settled, those after it not', async () => {
     const { journal } = lane;
     const settled: string[] = [];

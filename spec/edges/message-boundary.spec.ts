@@ -119,6 +119,10 @@ describe.each(laneKinds)('the message-failure boundary on %s', (_name, kind) => 
       },
     ],
     ['returns undefined', (m: Msg): unknown => (m.n === 1 ? undefined : m.key)],
+    [
+      'returns a Promise (an async selector)',
+      (m: Msg): unknown => (m.n === 1 ? Promise.resolve(m.key) : m.key),
+    ],
   ])(
     'never settles a message whose key selector %s, and errors the output naming where it came from',
     async (_what, key) => {
@@ -140,6 +144,15 @@ describe.each(laneKinds)('the message-failure boundary on %s', (_name, kind) => 
       expect(settled).not.toContainEqual(expect.stringMatching(/^1 /));
     },
   );
+
+  it('refuses a Promise as a key, which would give every message a key of its own and lose per-key order', async () => {
+    const outcome = await dispatch([{ key: 'a', n: 0 }], [], async (m) => m.key);
+    expect((outcome as { error: MessageError }).error.cause).toEqual(
+      new TypeError(
+        'keyedDispatch: `key` returned a Promise for a message; it is called synchronously (an async selector would give every message a key of its own, and no order)',
+      ),
+    );
+  });
 });
 
 describe('the message-failure boundary with a failure policy', () => {

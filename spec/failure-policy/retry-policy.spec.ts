@@ -173,7 +173,10 @@ describe('retryPolicy on keyedDispatch', () => {
           key: (m: Msg) => m.key,
           handle: () => throwError(() => new VersionConflict()),
           failurePolicy: retryPolicy<Msg, string>({
-            retryable: (async () => false) as never,
+            // An async retryable that rejects, which must not leave an unhandled rejection behind.
+            retryable: (async () => {
+              throw new Error('lookup failed');
+            }) as never,
             deadLetter: () => EMPTY,
           }),
         }),
@@ -182,7 +185,7 @@ describe('retryPolicy on keyedDispatch', () => {
         '#',
         undefined,
         new TypeError(
-          'retryPolicy: `retryable` answered an object (object) for key x; expected a boolean (it is asked synchronously: an async function answers a Promise)',
+          'retryPolicy: `retryable` returned a Promise for key x; expected a boolean (it is asked synchronously: an async function returns a Promise)',
         ),
       );
     });

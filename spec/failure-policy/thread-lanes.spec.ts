@@ -157,7 +157,7 @@ describe('retryPolicy on thread lanes', () => {
     });
     expect(await outcome).toEqual({
       error: new TypeError(
-        "retryPolicy: `retryable` answered 'yes' (string) for key a; expected a boolean (it is asked synchronously: an async function answers a Promise)",
+        "retryPolicy: `retryable` returned 'yes' (string) for key a; expected a boolean (it is asked synchronously: an async function returns a Promise)",
       ),
     });
   });

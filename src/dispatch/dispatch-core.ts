@@ -4,6 +4,7 @@ import type { LaneSet } from '../engine/lane-set';
 import { isGaveUp } from '../failure-policy';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
+import { isPromiseLike } from '../internal/thenable';
 import { isKeyFailure, KeyFailure, noKey } from '../key-failure';
 import { MessageError } from '../message-error';
 import type { ResolvedDispatchOptions } from '../options';
@@ -218,7 +219,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       this.keyFailed(message, err);
       return;
     }
-    if (key === undefined || key === null) {
+    // A Promise (an async selector) would file every message under a key of its own.
+    if (key === undefined || key === null || (typeof key === 'object' && isPromiseLike(key))) {
       this.keyFailed(message, noKey(key));
       return;
     }
