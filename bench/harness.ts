@@ -82,10 +82,14 @@ export function bundle(file: string, asCell = false): string {
 export function treeAt(revision: string | null): string {
   const root = join(__dirname, '..');
   if (revision === null) return root;
-  const dir = join(OUT, `tree-${revision}`);
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  // Named after the commit, so a branch name that moved gets a checkout of its own.
+  const dir = join(OUT, `tree-${git('rev-parse', '--verify', `${revision}^{commit}`)}`);
   if (!existsSync(dir)) {
     mkdirSync(OUT, { recursive: true });
-    execFileSync('git', ['worktree', 'add', '--detach', dir, revision], { cwd: root, stdio: 'ignore' });
+    // A checkout deleted with .bench-out is still registered: forgotten first, or `add` refuses.
+    git('worktree', 'prune');
+    git('worktree', 'add', '--detach', dir, revision);
   }
   return dir;
 }
