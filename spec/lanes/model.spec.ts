@@ -105,15 +105,31 @@ async function check(kind: LaneKind, executor: ReturnType<LaneKind['executor']>[
     10_000,
     'the output to end',
   );
-  // Handlers still running (cancelled, or behind a failure) finish on their own: wait for them.
+  // Handlers still running (cancelled, or behind a failure) finish on their own: wait for them. A thread
+  // may also start a message it was sent before the cancellation reached it, so the log is read only
+  // while no start is half-recorded (counted in the log, its id not yet written): when the log's count,
+  // the starts and the ends agree, before and after reading it.
   const total = (counters: Int32Array) => counters.reduce((sum, c) => sum + c, 0);
-  await waitUntil(() => total(starts) === total(ends), 10_000, 'every started handler to end');
+  const quiet = () => {
+    const count = Atomics.load(log, 0);
+    return count === total(starts) && count === total(ends) ? count : -1;
+  };
+  let started: number[] = [];
+  await waitUntil(
+    () => {
+      const count = quiet();
+      if (count < 0) return false;
+      started = Array.from(log.subarray(1, 1 + count));
+      return quiet() === count;
+    },
+    10_000,
+    'every started handler to end',
+  );
 
   for (let k = 0; k < s.keys; k++) {
     const most = Atomics.load(perKey, 2 * k + 1);
     if (most > 1) broken.push(`key k${k} ran ${most} handlers at once`);
   }
-  const started = Array.from(log.subarray(1, 1 + Atomics.load(log, 0)));
   for (let k = 0; k < s.keys; k++) {
     const order = started.filter((id) => input[id].keyIndex === k);
     const received = input.filter((m) => m.keyIndex === k).map((m) => m.id);
