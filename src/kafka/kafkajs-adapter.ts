@@ -116,7 +116,11 @@ export interface KafkaJsAdapterOptions {
  *
  * kafkajs retries failed requests itself, without telling; once its retries give up it crashes and, for
  * a retriable error (the broker gone), restarts the consumer: each such CRASH is reported as a
- * `'connection'` failure, and each FETCH, HEARTBEAT and GROUP_JOIN as the broker answering again.
+ * `'connection'` failure, and each FETCH, HEARTBEAT and GROUP_JOIN as the broker answering again. A
+ * crash kafkajs does not restart from, but that an outage causes (the group's coordinator not found
+ * while a broker stops or starts) or that it calls retriable (its `restartOnFailure` said no), is
+ * reported the same way and restarted here, so `maxUnreachableMs` decides when an outage ends the
+ * output, not kafkajs.
  */
 export function kafkajsAdapter(
   consumer: KafkaJsConsumer,
@@ -157,6 +161,34 @@ export function kafkajsAdapter(
   const admin = options.admin;
   return {
     async start(listener: KafkaConsumerListener) {
+      /** Connects, subscribes and runs the consumer: at the start, and after a crash kafkajs gave up on. */
+      const run = async () => {
+        await consumer.connect();
+        await consumer.subscribe({ topics: options.topics, fromBeginning });
+        started = true;
+        await consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          // Batches of one fetch are handed over side by side, so one held for room (`untilRoom`) keeps no
+          // other partition's batch waiting behind it.
+          partitionsConsumedConcurrently: CONCURRENT_BATCHES,
+          eachBatch: async ({ batch, resolveOffset, isStale, heartbeat }) => {
+            // A stale batch belongs to an assignment that has ended; the new owner fetches it again.
+            if (isStale() || batch.messages.length === 0) return;
+            const room = listener.batch(batch.topic, batch.partition, batch.messages);
+            resolveOffset(batch.lastOffset());
+            if (room !== undefined) await untilRoom(room, heartbeat);
+          },
+        });
+      };
+      const restartLater = () =>
+        setTimeout(() => {
+          if (closed) return;
+          run().catch((err: unknown) => {
+            listener.transportFailed('connection', err);
+            restartLater();
+          });
+        }, RESTART_AFTER_MS);
       consumer.on(consumer.events.REBALANCING, () => listener.revoking());
       consumer.on(
         consumer.events.GROUP_JOIN,
@@ -180,33 +212,21 @@ export function kafkajsAdapter(
           if (event.payload.restart) leaveAgain();
           return;
         }
-        if (!event.payload.restart) {
+        // kafkajs drops its consumer group when it crashes, restarted or not.
+        started = false;
+        const outage = !event.payload.restart && causedByOutage(event.payload.error);
+        if (!event.payload.restart && !outage) {
           listener.failed(event.payload.error);
           return;
         }
-        started = false;
         listener.transportFailed('connection', event.payload.error);
+        // kafkajs has disconnected the consumer and gives up: it runs again here after a pause.
+        if (outage) restartLater();
       });
       consumer.on(consumer.events.FETCH, () => listener.transportRecovered());
       consumer.on(consumer.events.HEARTBEAT, () => listener.transportRecovered());
       await admin?.connect();
-      await consumer.connect();
-      await consumer.subscribe({ topics: options.topics, fromBeginning });
-      started = true;
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        // Batches of one fetch are handed over side by side, so one held for room (`untilRoom`) keeps no
-        // other partition's batch waiting behind it.
-        partitionsConsumedConcurrently: CONCURRENT_BATCHES,
-        eachBatch: async ({ batch, resolveOffset, isStale, heartbeat }) => {
-          // A stale batch belongs to an assignment that has ended; the new owner fetches it again.
-          if (isStale() || batch.messages.length === 0) return;
-          const room = listener.batch(batch.topic, batch.partition, batch.messages);
-          resolveOffset(batch.lastOffset());
-          if (room !== undefined) await untilRoom(room, heartbeat);
-        },
-      });
+      await run();
     },
     // kafkajs throws on pause/resume before `run` has set the group up (e.g. when start failed): there
     // is nothing being fetched to pause then.
@@ -252,6 +272,32 @@ export function kafkajsAdapter(
       }
     },
   };
+}
+
+/** How long after a crash kafkajs gave up on (or a failed restart) the consumer is run again. */
+const RESTART_AFTER_MS = 1000;
+
+/**
+ * kafkajs errors that a broker outage causes but that it does not call retriable: the group's
+ * coordinator not found (a broker stopping or still loading its groups), no broker to ask, or the
+ * connection failing under it.
+ */
+const OUTAGE_ERRORS = new Set([
+  'KafkaJSGroupCoordinatorNotFound',
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSNoBrokerAvailableError',
+]);
+
+/** Whether `error`, or an error it was caused by, is one an outage causes, or one kafkajs calls retriable. */
+function causedByOutage(error: unknown): boolean {
+  type Cause = { name?: unknown; cause?: unknown; retriable?: unknown } | undefined;
+  for (let e = error as Cause; e; e = e.cause as Cause) {
+    if (e.retriable === true || OUTAGE_ERRORS.has(String(e.name))) return true;
+  }
+  return false;
 }
 
 /** Batches of one fetch handed over at once: beyond it, a batch waits for one held for room. */
