@@ -45,6 +45,8 @@ export interface KafkaJsConsumer {
     FETCH: string;
     /** A heartbeat was answered. */
     HEARTBEAT: string;
+    /** The consumer stopped (on a crash too, before CRASH): its group is gone. */
+    STOP: string;
   };
 }
 
@@ -158,13 +160,18 @@ export function kafkajsAdapter(
     });
   /** The group, learnt when it is joined (a kafkajs consumer does not expose it otherwise). */
   let groupId: string | null = null;
+  /** A restart's connect, subscribe and run, while under way. */
+  let running: Promise<void> | undefined;
+  let restartTimer: ReturnType<typeof setTimeout> | undefined;
   const admin = options.admin;
   return {
     async start(listener: KafkaConsumerListener) {
       /** Connects, subscribes and runs the consumer: at the start, and after a crash kafkajs gave up on. */
       const run = async () => {
         await consumer.connect();
+        if (closed) return;
         await consumer.subscribe({ topics: options.topics, fromBeginning });
+        if (closed) return;
         started = true;
         await consumer.run({
           autoCommit: false,
@@ -181,14 +188,19 @@ export function kafkajsAdapter(
           },
         });
       };
-      const restartLater = () =>
-        setTimeout(() => {
+      const restartLater = () => {
+        restartTimer = setTimeout(() => {
           if (closed) return;
-          run().catch((err: unknown) => {
+          running = run().catch((err: unknown) => {
+            if (!causedByOutage(err)) {
+              listener.failed(err);
+              return;
+            }
             listener.transportFailed('connection', err);
             restartLater();
           });
         }, RESTART_AFTER_MS);
+      };
       consumer.on(consumer.events.REBALANCING, () => listener.revoking());
       consumer.on(
         consumer.events.GROUP_JOIN,
@@ -222,6 +234,9 @@ export function kafkajsAdapter(
         listener.transportFailed('connection', event.payload.error);
         // kafkajs has disconnected the consumer and gives up: it runs again here after a pause.
         if (outage) restartLater();
+      });
+      consumer.on(consumer.events.STOP, () => {
+        started = false;
       });
       consumer.on(consumer.events.FETCH, () => listener.transportRecovered());
       consumer.on(consumer.events.HEARTBEAT, () => listener.transportRecovered());
@@ -265,6 +280,10 @@ export function kafkajsAdapter(
     },
     async close() {
       closed = true;
+      clearTimeout(restartTimer);
+      // A restart under way is let finish first: disconnecting in the middle of its join would leave
+      // the member it is joining running, out of reach (kafkajs drops a runner it cannot stop yet).
+      await running?.catch(() => undefined);
       try {
         await consumer.disconnect();
       } finally {
