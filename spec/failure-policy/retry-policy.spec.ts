@@ -164,7 +164,7 @@ describe('retryPolicy on keyedDispatch', () => {
     expect(deadLetters).toEqual([['bad payload', 1]]);
   });
 
-  it('errors the output with a TypeError naming `retryable` when it answers with something other than a boolean (an async one answers with a Promise)', () => {
+  it('errors the output with a TypeError naming `retryable` when it returns something other than a boolean (an async one returns a Promise)', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const executor = new KeyedExecutor({ workers: 1 });
       const out = cold('a|', { a: msg('x', '1') }).pipe(

@@ -151,7 +151,7 @@ describe('retryPolicy on thread lanes', () => {
     expect(settled).toEqual(['0 dead-lettered', '1 done']);
   });
 
-  it('errors the output with a TypeError naming `retryable` when it answers with something other than a boolean', async () => {
+  it('errors the output with a TypeError naming `retryable` when it returns something other than a boolean', async () => {
     const { outcome } = dispatch([msg('a', 0, { fails: 1 }), msg('a', 1)], {
       retryable: (() => 'yes') as never,
     });
