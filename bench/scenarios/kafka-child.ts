@@ -71,6 +71,7 @@ function dispatch(client: string) {
           key: kafkaKey,
           maxInFlight: args.maxInFlight,
           handle: async (m) => {
+            args.tally.started();
             await delay();
             args.tally.record(m.value);
           },
@@ -108,6 +109,7 @@ async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> 
   await consumer.run({
     partitionsConsumedConcurrently: PARTITIONS,
     eachMessage: async ({ message }) => {
+      tally.started();
       await delay();
       tally.record(message.value);
     },
@@ -129,6 +131,7 @@ async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise
   const waiting: (() => void)[] = [];
   let inFlight = 0;
   const handle = async (value: Buffer | null) => {
+    tally.started();
     await delay();
     tally.record(value);
   };
@@ -217,6 +220,7 @@ async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promis
   const worker = async () => {
     while (next < messages) {
       const i = next++;
+      tally.started();
       await delay();
       tally.record(`${i % keys}:${Math.floor(i / keys)}`);
     }
@@ -240,6 +244,7 @@ async function dispatchOnly({ maxInFlight, tally, messages, keys }: Args): Promi
         key: (m) => m.key.toString(),
         maxInFlight,
         handle: async (m) => {
+          tally.started();
           await delay();
           tally.record(m.value);
         },

@@ -6,6 +6,11 @@ export interface KafkaRunResult {
   /** msgs/s from the first message this process handled to the last. */
   rate: number;
   violations: number;
+  /**
+   * Handlers running at once, on average, as each one starts (when the contender reports its starts):
+   * what the in-flight bound leaves running once messages wait behind their key.
+   */
+  running?: number;
 }
 
 export interface TallyOptions {
@@ -34,6 +39,10 @@ export class Tally {
   private handledHere = 0;
   private first = 0;
   private last = 0;
+  /** Handlers started and not yet recorded, and their sum over every start. */
+  private running = 0;
+  private runningSum = 0;
+  private starts = 0;
   violations = 0;
   private done!: () => void;
   readonly finished = new Promise<void>((resolve) => {
@@ -51,7 +60,14 @@ export class Tally {
     this.next = new Int32Array(keys).fill(this.distinct === 0 ? 0 : -1);
   }
 
+  /** A handler starts (before its wait); `record` ends it. */
+  started(): void {
+    this.starts++;
+    this.runningSum += ++this.running;
+  }
+
   record(value: KafkaBytes | string | null): void {
+    if (this.running > 0) this.running--;
     const [key, seq] = parse(value);
     const now = performance.now();
     if (this.handledHere++ === 0) this.first = now;
@@ -65,7 +81,9 @@ export class Tally {
   }
 
   result(): KafkaRunResult {
-    return { rate: (this.handledHere * 1000) / (this.last - this.first), violations: this.violations };
+    const rate = (this.handledHere * 1000) / (this.last - this.first);
+    if (this.starts === 0) return { rate, violations: this.violations };
+    return { rate, violations: this.violations, running: this.runningSum / this.starts };
   }
 
   private see(key: number, seq: number): void {
