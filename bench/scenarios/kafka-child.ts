@@ -1,5 +1,6 @@
 // One Kafka consumer run in a fresh process: `kafka-child <contender> --topic t --group g
-// --max-in-flight n --messages n --keys n [--log file --kill-point n] [--commit-every-messages n]`
+// --max-in-flight n --messages n --keys n [--log file --kill-point n] [--commit-every-messages n]
+// [--handler-ms n]`
 // (the Parallel Consumer program takes the same arguments). Prints `{ "rate": msgs/s, "violations": n }`
 // on its last line once every message has been handled, then exits without leaving the group (each
 // measured run has a group of its own).
@@ -31,7 +32,9 @@ interface Args {
   tally: Tally;
 }
 
-const delay = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
+/** How long the handler waits: `--handler-ms`, 1 by default. */
+let handlerMs = 1;
+const delay = () => new Promise<void>((resolve) => setTimeout(resolve, handlerMs));
 
 const kafkajs = () =>
   new Kafka({ clientId: 'bench', brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING });
@@ -265,6 +268,7 @@ async function main(): Promise<void> {
   const run = contenders[contender];
   if (!run) throw new Error(`unknown contender '${contender}'; known: ${Object.keys(contenders).join(', ')}`);
   const args = parse(rest);
+  if (args['handler-ms'] !== undefined) handlerMs = Number(args['handler-ms']);
   const tally = new Tally({
     messages: Number(args.messages),
     keys: Number(args.keys),

@@ -1,4 +1,3 @@
-import { RingQueue } from '../internal/ring-queue';
 import {
   openReceiver,
   Receiver,
@@ -28,6 +27,7 @@ import type {
 import { DEFAULT_METADATA_MAX_BYTES } from './finished-offsets';
 import type { KafkaMessage, KafkaRecord } from './message';
 import { PartitionTracker, TrackedKafkaMessage } from './partition-tracker';
+import { ReadyPartitions } from './ready-partitions';
 
 /**
  * Least time between the starts of commits that `commitEveryMessages` triggers. At tens of thousands of
@@ -227,8 +227,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private readonly live = new Map<string, PartitionTracker>();
   /** Revoked trackers still waiting for running messages before their final commit. */
   private readonly draining = new Set<PartitionTracker>();
-  /** Trackers with buffered messages, served round-robin so no partition starves the others. */
-  private readonly ready = new RingQueue<PartitionTracker>();
+  /** Trackers with buffered messages, served fewest in flight first, so each keeps a share of the window. */
+  private readonly ready = new ReadyPartitions();
   /** Highest position (and its metadata) this member committed per `topic:partition`: commits never go backwards. */
   private readonly committed = new Map<string, { at: bigint; metadata: string | undefined }>();
   /** The commit in flight: one at a time, so a later position never lands before an earlier one. */
@@ -262,18 +262,14 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
 
   // PullSession
 
-  /** The next buffered message, one partition after another. */
+  /** The next buffered message, of the partition with the fewest in flight. */
   protected override take(): KafkaMessage | typeof NOTHING {
-    for (let tracker = this.ready.shift(); tracker !== undefined; tracker = this.ready.shift()) {
-      tracker.queued = false;
-      // A held partition goes back into the round when its parked messages have entered the window.
+    for (let tracker = this.ready.next(); tracker !== undefined; tracker = this.ready.next()) {
+      // A held partition is ready again when its parked messages have entered the window.
       if (tracker.revoked || tracker.parked > 0) continue;
       const message = tracker.buffer.shift() as TrackedKafkaMessage;
       tracker.inFlight++;
-      if (tracker.buffer.size > 0) {
-        tracker.queued = true;
-        this.ready.push(tracker);
-      }
+      if (tracker.buffer.size > 0) this.ready.add(tracker);
       this.resumeIfRoom(tracker);
       return message;
     }
@@ -300,9 +296,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     const tracker = (message as TrackedKafkaMessage).tracker;
     if (--tracker.parked > 0 || tracker.revoked) return;
     this.resumeIfRoom(tracker);
-    if (tracker.buffer.size > 0 && !tracker.queued) {
-      tracker.queued = true;
-      this.ready.push(tracker);
+    if (tracker.buffer.size > 0 && !this.ready.has(tracker)) {
+      this.ready.add(tracker);
       this.drain();
     }
   }
@@ -330,14 +325,20 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       m.tracker.finish(m.seq);
       this.countFinished();
     } else m.tracker.fail(m.seq);
-    m.tracker.release();
+    this.release(m.tracker);
   }
 
   /** Discarded messages are released from their trackers, so a revoke does not wait for them. */
   protected override discard(matches: (message: KafkaMessage) => boolean): KafkaMessage[] {
     const discarded = super.discard(matches);
-    for (const m of discarded) (m as TrackedKafkaMessage).tracker.release();
+    for (const m of discarded) this.release((m as TrackedKafkaMessage).tracker);
     return discarded;
+  }
+
+  /** One of the tracker's delivered messages settled or was discarded. */
+  private release(tracker: PartitionTracker): void {
+    tracker.release();
+    this.ready.inFlightChanged(tracker);
   }
 
   /**
@@ -398,10 +399,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
         tracker.buffer.push(new TrackedKafkaMessage(topic, partition, record, tracker, seq));
       }
     }
-    if (tracker.buffer.size > 0 && !tracker.queued && tracker.parked === 0) {
-      tracker.queued = true;
-      this.ready.push(tracker);
-    }
+    if (tracker.buffer.size > 0 && !this.ready.has(tracker) && tracker.parked === 0) this.ready.add(tracker);
     this.drain();
     if (tracker.buffer.size >= this.options.prefetch) {
       // A partition held by a parked hot key drains at that key's pace: fetching does not wait for it.

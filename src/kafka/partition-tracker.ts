@@ -125,8 +125,13 @@ export class PartitionTracker implements TopicPartition {
    * share). While there are any, the partition is held: nothing more of it is delivered.
    */
   parked = 0;
-  /** In the receiver's round of partitions with buffered messages. */
-  queued = false;
+  /**
+   * Its place among the receiver's partitions with messages to deliver (written only by
+   * `ReadyPartitions`): the list it is in, -1 when in none, and its neighbours there.
+   */
+  readyAt = -1;
+  readyPrev: PartitionTracker | null = null;
+  readyNext: PartitionTracker | null = null;
   /** Revoked (or closing): nothing more is delivered from it. */
   revoked = false;
   /** Resolved when `inFlight` reaches zero after a revoke. */
