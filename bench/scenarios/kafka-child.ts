@@ -1,7 +1,7 @@
 // One Kafka consumer run in a fresh process: `kafka-child <contender> --topic t --group g
 // --max-in-flight n --messages n --keys n [--log file --kill-point n] [--commit-every-messages n]
 // [--handler-ms n]`
-// (the Parallel Consumer program takes the same arguments). Prints `{ "rate": msgs/s, "violations": n }`
+// (the Parallel Consumer program takes the same arguments but the last two; its handler sleeps 1 ms). Prints `{ "rate": msgs/s, "violations": n }`
 // on its last line once every message has been handled, then exits without leaving the group (each
 // measured run has a group of its own).
 import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
@@ -65,7 +65,7 @@ const receivers: Record<string, (args: Args) => KafkaReceiver> = {
     }),
 };
 
-/** keyedDispatch after the client's receiver, with a 1 ms async handler. */
+/** keyedDispatch after the client's receiver, with the async handler (`--handler-ms`). */
 function dispatch(client: string) {
   return async (args: Args): Promise<void> => {
     void lastValueFrom(
@@ -85,7 +85,7 @@ function dispatch(client: string) {
   };
 }
 
-/** keyedBatchDispatch after the client's receiver: a bulk store of 1 ms per call, whatever the batch size. */
+/** keyedBatchDispatch after the client's receiver: a bulk store of `--handler-ms` per call, whatever the batch size. */
 function dispatchBatches(client: string) {
   return async (args: Args): Promise<void> => {
     void lastValueFrom(
@@ -104,7 +104,7 @@ function dispatchBatches(client: string) {
   };
 }
 
-/** kafkajs' own per-message loop, one message at a time per partition, a 1 ms async handler. */
+/** kafkajs' own per-message loop, one message at a time per partition, the async handler. */
 async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> {
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
   await consumer.connect();
@@ -215,7 +215,7 @@ const contenders: Record<string, (args: Args) => Promise<void>> = {
 };
 
 /**
- * No Kafka: the 1 ms handler alone, `maxInFlight` at once, on synthetic `key:seq` values in the topic's
+ * No Kafka: the handler alone, `maxInFlight` at once, on synthetic `key:seq` values in the topic's
  * order. Node's ceiling for this handler, whatever feeds it.
  */
 async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promise<void> {
@@ -268,7 +268,11 @@ async function main(): Promise<void> {
   const run = contenders[contender];
   if (!run) throw new Error(`unknown contender '${contender}'; known: ${Object.keys(contenders).join(', ')}`);
   const args = parse(rest);
-  if (args['handler-ms'] !== undefined) handlerMs = Number(args['handler-ms']);
+  if (args['handler-ms'] !== undefined) {
+    handlerMs = Number(args['handler-ms']);
+    if (!(handlerMs > 0))
+      throw new Error(`--handler-ms must be a number of milliseconds > 0, got '${args['handler-ms']}'`);
+  }
   const tally = new Tally({
     messages: Number(args.messages),
     keys: Number(args.keys),

@@ -67,6 +67,7 @@ export class Tally {
   }
 
   record(value: KafkaBytes | string | null): void {
+    // Contenders that never report a start (no handler, or a batch) leave the count at 0.
     if (this.running > 0) this.running--;
     const [key, seq] = parse(value);
     const now = performance.now();
