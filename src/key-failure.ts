@@ -1,3 +1,4 @@
+import { isPromiseLike } from './internal/thenable';
 import { describe } from './validate';
 
 /**
@@ -20,7 +21,7 @@ export function isKeyFailure(key: unknown): key is KeyFailure {
 
 /** The error for a key selector that returned no key, or a Promise of one. */
 export function noKey(key: unknown): TypeError {
-  if (key !== undefined && key !== null) {
+  if (isPromiseLike(key)) {
     return new TypeError(
       'keyedDispatch: `key` returned a Promise for a message; it is called synchronously (an async selector would give every message a key of its own, and no order)',
     );

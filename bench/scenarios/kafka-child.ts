@@ -1,9 +1,9 @@
 // One Kafka consumer run in a fresh process: `kafka-child <contender> --topic t --group g
 // --max-in-flight n --messages n --keys n [--log file --kill-point n] [--commit-every-messages n]
-// [--handler-ms n]`
-// (the Parallel Consumer program takes the same arguments but the last two; its handler sleeps 1 ms). Prints `{ "rate": msgs/s, "violations": n }`
-// on its last line once every message has been handled, then exits without leaving the group (each
-// measured run has a group of its own).
+// [--handler-ms n]` (the Parallel Consumer program takes the same arguments but the last two; its
+// handler sleeps 1 ms). Prints `{ "rate": msgs/s, "violations": n }` on its last line once every
+// message has been handled, then exits without leaving the group (each measured run has a group of
+// its own).
 import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import { lastValueFrom } from 'rxjs';

@@ -191,15 +191,17 @@ export function kafkajsAdapter(
       const restartLater = () => {
         restartTimer = setTimeout(() => {
           if (closed) return;
-          running = run().catch((err: unknown) => {
-            if (!causedByOutage(err)) {
-              listener.failed(err);
-              return;
-            }
-            listener.transportFailed('connection', err);
-            restartLater();
-          });
+          running = run().catch(gaveUp);
         }, RESTART_AFTER_MS);
+      };
+      /** The consumer stopped and nothing restarts it: an outage runs it again later, else the output ends. */
+      const gaveUp = (error: unknown) => {
+        if (!causedByOutage(error)) {
+          listener.failed(error);
+          return;
+        }
+        listener.transportFailed('connection', error);
+        restartLater();
       };
       consumer.on(consumer.events.REBALANCING, () => listener.revoking());
       consumer.on(
@@ -226,14 +228,9 @@ export function kafkajsAdapter(
         }
         // kafkajs drops its consumer group when it crashes, restarted or not.
         started = false;
-        const outage = !event.payload.restart && causedByOutage(event.payload.error);
-        if (!event.payload.restart && !outage) {
-          listener.failed(event.payload.error);
-          return;
-        }
-        listener.transportFailed('connection', event.payload.error);
-        // kafkajs has disconnected the consumer and gives up: it runs again here after a pause.
-        if (outage) restartLater();
+        if (event.payload.restart) listener.transportFailed('connection', event.payload.error);
+        // kafkajs has disconnected the consumer and gives up.
+        else gaveUp(event.payload.error);
       });
       consumer.on(consumer.events.STOP, () => {
         started = false;

@@ -57,19 +57,7 @@ export class ReadyPartitions {
   }
 
   clear(): void {
-    for (let at = 0; at < this.first.length; at++) {
-      for (let tracker = this.first[at]; tracker !== null; ) {
-        const next = tracker.readyNext;
-        tracker.readyAt = -1;
-        tracker.readyPrev = null;
-        tracker.readyNext = null;
-        tracker = next;
-      }
-      this.first[at] = null;
-      this.last[at] = null;
-    }
-    this.lowest = 0;
-    this.size = 0;
+    while (this.next() !== undefined);
   }
 
   private remove(tracker: PartitionTracker): void {
