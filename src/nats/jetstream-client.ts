@@ -51,6 +51,11 @@ export interface JetStreamClientMessage {
 export interface JetStreamConsumer {
   /** Fetches up to `max_messages` messages, waiting at most `expires` ms for them. */
   fetch(options: { max_messages: number; expires: number }): Promise<JetStreamFetch>;
+  /**
+   * The consumer's info; `cached`: as last read, without asking the server. The receiver reads its
+   * `ack_wait` (ns) from it.
+   */
+  info(cached?: boolean): Promise<{ readonly config: { readonly ack_wait?: number } }>;
 }
 
 /** The messages of one fetch (the client's `ConsumerMessages`). */

@@ -10,6 +10,7 @@ import {
   transportHealthOptions,
 } from '../transport-fault';
 import { describe, durationOption, functionOption, integerOption, optionsObject } from '../validate';
+import { HeldMessages, inProgressEveryMs } from './held-messages';
 import type { JetStreamConsumer, JetStreamFetch } from './jetstream-client';
 import { type JetStreamMessage, toMessage } from './message';
 
@@ -33,7 +34,9 @@ export interface JetStreamOptions extends TransportHealthOptions {
   /**
    * A pull consumer (`await jetstream(nc).consumers.get(stream, durable)`), created with
    * `ack_policy: AckPolicy.Explicit`. Its `ack_wait` is how long a dead process's messages stay
-   * unacknowledged before they are redelivered; its `max_ack_pending` caps all its processes together.
+   * unacknowledged before they are redelivered: a live process keeps every message it holds (running,
+   * waiting behind its key, parked) in progress every third of it, so none is redelivered while it is
+   * held. Its `max_ack_pending` caps all its processes together.
    */
   consumer: JetStreamConsumer;
   /**
@@ -99,7 +102,12 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
     ...TRANSPORT_HEALTH_OPTIONS,
   ] satisfies Array<keyof JetStreamOptions>);
   const consumer = options.consumer as Partial<JetStreamConsumer> | undefined;
-  if (consumer === null || typeof consumer !== 'object' || typeof consumer.fetch !== 'function') {
+  if (
+    consumer === null ||
+    typeof consumer !== 'object' ||
+    typeof consumer.fetch !== 'function' ||
+    typeof consumer.info !== 'function'
+  ) {
     throw new TypeError(
       `${owner}: expected \`consumer\` to be a JetStream pull consumer, got ${describe(consumer)}`,
     );
@@ -136,6 +144,8 @@ function failedAction(owner: string, action: unknown): (message: JetStreamMessag
 class JetStreamSession extends PullSession<JetStreamMessage> {
   /** The fetch under way, closed when intake stops. */
   private batch: JetStreamFetch | null = null;
+  /** Delivered and not yet settled: kept in progress on the server. */
+  private readonly held = new HeldMessages((err) => this.transportFailed('commit', err));
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -151,6 +161,7 @@ class JetStreamSession extends PullSession<JetStreamMessage> {
   }
 
   protected override acknowledge(message: JetStreamMessage, outcome: Settlement): void {
+    this.held.delete(message);
     // Done, or dead-lettered (its dead letter is its handling): acknowledged either way.
     if (outcome === 'failed') this.options.fail(message);
     else message.msg.ack();
@@ -162,8 +173,28 @@ class JetStreamSession extends PullSession<JetStreamMessage> {
     void this.batch?.close();
   }
 
+  /** Given back unsettled at a graceful close: no longer kept in progress, so it comes back after `ack_wait`. */
+  protected override discard(matches: (message: JetStreamMessage) => boolean): JetStreamMessage[] {
+    const discarded = super.discard(matches);
+    for (const message of discarded) this.held.delete(message);
+    return discarded;
+  }
+
+  protected override close(): void {
+    this.held.clear();
+  }
+
+  /** Keeps held messages in progress at the pace of the consumer's `ack_wait`. */
+  private async keepHeldInProgress(): Promise<void> {
+    const info = await this.options.consumer.info(true);
+    const ackWaitNs = info.config.ack_wait ?? DEFAULT_ACK_WAIT_NS;
+    // Not once the session ended while the info was read: nothing would stop it.
+    if (!this.ended) this.held.keepInProgress(inProgressEveryMs(ackWaitNs / 1_000_000));
+  }
+
   /** Fetches while there is demand; a failed fetch is reported and tried again. */
   private async fetchLoop(): Promise<void> {
+    await this.keepHeldInProgress();
     while (await this.whenDemand()) {
       try {
         await this.fetch();
@@ -190,8 +221,14 @@ class JetStreamSession extends PullSession<JetStreamMessage> {
     try {
       for await (const msg of batch) {
         this.transportRecovered();
+        // Still held here: the server did not hear of it within `ack_wait` (the event loop was blocked,
+        // the connection down). The copy would run it twice, after later messages of its key.
+        if (this.held.has(msg.seq)) continue;
+        const message = toMessage(msg);
+        // Held before the delivery, which may settle it at once.
+        this.held.add(message);
         // Refused once intake stopped; the closed fetch then ends by itself.
-        this.deliver(toMessage(msg));
+        if (!this.deliver(message)) this.held.delete(message);
       }
       this.transportRecovered();
     } finally {
@@ -233,6 +270,9 @@ const FATAL = new Set<unknown>([
   'InvalidArgumentError',
   'InvalidOperationError',
 ]);
+
+/** The server's `ack_wait` for a consumer created without one: 30 s. */
+const DEFAULT_ACK_WAIT_NS = 30_000_000_000;
 
 /** How long the receiver waits before it tries a failed fetch again. */
 const RETRY_MS = 500;

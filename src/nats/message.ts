@@ -13,8 +13,8 @@ export interface JetStreamMessage {
   /** How many times the consumer has delivered it, this delivery included (1 the first time). */
   readonly deliveryCount: number;
   /**
-   * The client's message, e.g. for `working()` in a handler that runs close to the consumer's
-   * `ack_wait`. The receiver acknowledges it after the handler: never `ack`, `nak` or `term` it yourself.
+   * The client's message. The receiver keeps it in progress while it is held and acknowledges it after
+   * the handler: never `ack`, `nak` or `term` it yourself.
    */
   readonly msg: JetStreamClientMessage;
 }
