@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
-import type Redis from 'ioredis';
+import Redis from 'ioredis';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -50,4 +51,65 @@ export class OwnRedis {
       stdio: 'pipe',
     });
   }
+}
+
+/**
+ * A `redis-server` of a spec's own, started as a child of the test process on a free port (never the
+ * shared one on 6379), with nothing saved: `pause()` stops it (SIGSTOP) without closing its connections,
+ * as a hung server or a network partition without RST looks to its clients; `resume()` lets it go on.
+ */
+export class PausableRedis {
+  private constructor(
+    readonly port: number,
+    private readonly child: ChildProcess,
+  ) {}
+
+  /** Starts a server on a free port; resolves once it answers. */
+  static async start(): Promise<PausableRedis> {
+    const port = await freePort();
+    const child = spawn(
+      'redis-server',
+      ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    const server = new PausableRedis(port, child);
+    // Connection attempts repeat until the server listens; the PING waits for the first that succeeds.
+    const probe = new Redis({ host: '127.0.0.1', port, retryStrategy: () => 50, maxRetriesPerRequest: null });
+    probe.on('error', () => undefined);
+    try {
+      await probe.ping();
+    } catch (err) {
+      server.stop();
+      throw err;
+    } finally {
+      probe.disconnect();
+    }
+    return server;
+  }
+
+  pause(): void {
+    this.child.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child.kill('SIGCONT');
+  }
+
+  /** Kills it (resumed first, so the kill is not held back). */
+  stop(): void {
+    this.child.kill('SIGCONT');
+    this.child.kill('SIGKILL');
+  }
+}
+
+/** A TCP port free on 127.0.0.1 now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }

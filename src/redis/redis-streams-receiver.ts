@@ -8,11 +8,13 @@ import {
   TRANSPORT_HEALTH_OPTIONS,
   type TransportFault,
   type TransportHealthOptions,
+  type TransportOperation,
   transportHealthOptions,
 } from '../transport-fault';
 import { describe, durationOption, functionOption, optionsObject } from '../validate';
 import { type RedisStreamMessage, toMessage } from './message';
 import type { RedisClient } from './redis-client';
+import { watchUnanswered } from './unanswered-watch';
 
 /** Options of `fromRedisStreams`. Invalid values throw a `TypeError` naming the option. */
 export interface RedisStreamsOptions extends TransportHealthOptions {
@@ -43,6 +45,15 @@ export interface RedisStreamsOptions extends TransportHealthOptions {
   /** How long `close()` waits for delivered entries to settle (their `XACK` answered). Integer ≥ 0 ms. Default 30000. */
   closeTimeoutMs?: number;
   /**
+   * How long a command of the receiver (`XREADGROUP`, `XACK`, `XAUTOCLAIM`, `XPENDING`, …) may go
+   * unanswered — beyond a blocking read's own `maxWaitMs` — before it counts as a transport failure,
+   * reported then and again every `commandTimeoutMs` while the answer is missing: how a Redis that
+   * stopped answering without closing its connections (hung, or cut off by a partition without a
+   * reset) shows. The command is not abandoned: a late answer is still used, so nothing it read is lost.
+   * Integer ≥ 1 ms. Default 5000.
+   */
+  commandTimeoutMs?: number;
+  /**
    * What a `failed` settlement does — a handler failed and nothing dealt with it (no failure policy, or
    * one without a `deadLetter` gave up); see `FailedAction`: `'redeliver'` leaves the entry pending, to
    * be claimed and delivered again after `claimMinIdleMs` (out of order with its key's later entries,
@@ -55,8 +66,9 @@ export interface RedisStreamsOptions extends TransportHealthOptions {
   /**
    * Told each failure the receiver survives and retries: a failed connection attempt of its reading
    * connection (`'connection'`), a failed `XREADGROUP`, `XREAD`, `XAUTOCLAIM` or `XPENDING`
-   * (`'fetch'`), a failed `XACK` (`'commit'`, sent again until Redis answers). A throw from it is
-   * ignored. Default: none (the failures are still counted in `DispatchStats`).
+   * (`'fetch'`), a failed `XACK` (`'commit'`, sent again until Redis answers), and any of them still
+   * unanswered after `commandTimeoutMs`. A throw from it is ignored. Default: none (the failures are
+   * still counted in `DispatchStats`).
    */
   onTransportError?: (fault: TransportFault) => void;
   /**
@@ -75,6 +87,7 @@ interface ResolvedOptions {
   claimMinIdleMs: number;
   claimIntervalMs: number;
   closeTimeoutMs: number;
+  commandTimeoutMs: number;
   onFailed: FailedAction;
   onSettled: SettledListener<RedisStreamMessage> | undefined;
   health: ResolvedTransportHealth;
@@ -93,7 +106,7 @@ export function fromRedisStreams(options: RedisStreamsOptions): ClosableReceiver
   return new ClosableReceiver(
     (sink) => new RedisStreamsSession(resolved, sink),
     resolved.closeTimeoutMs,
-    'fromRedisStreams()',
+    RECEIVER,
   );
 }
 
@@ -108,6 +121,7 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     'claimMinIdleMs',
     'claimIntervalMs',
     'closeTimeoutMs',
+    'commandTimeoutMs',
     'onFailed',
     'onSettled',
     ...TRANSPORT_HEALTH_OPTIONS,
@@ -141,6 +155,7 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     claimMinIdleMs: durationOption(owner, 'claimMinIdleMs', options.claimMinIdleMs, 30_000, 0),
     claimIntervalMs: durationOption(owner, 'claimIntervalMs', options.claimIntervalMs, 5000, 1),
     closeTimeoutMs: durationOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
+    commandTimeoutMs: durationOption(owner, 'commandTimeoutMs', options.commandTimeoutMs, 5000, 1),
     onFailed: failedActionOption(owner, options.onFailed, ['redeliver', 'ack']),
     onSettled:
       options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled),
@@ -174,6 +189,9 @@ interface StreamState {
   parked: number;
 }
 
+/** How errors and faults name this receiver. */
+const RECEIVER = 'fromRedisStreams()';
+
 /** The most entries one command reads or claims; a window without limit (`Infinity`) reads batches of this. */
 const MAX_READ = 10_000;
 
@@ -204,7 +222,7 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     private readonly options: ResolvedOptions,
     sink: ReceiverSink<RedisStreamMessage>,
   ) {
-    super(sink, options.onSettled, { ...options.health, receiver: 'fromRedisStreams()' });
+    super(sink, options.onSettled, { ...options.health, receiver: RECEIVER });
     this.states = options.streams.map((name) => ({
       name,
       live: false,
@@ -275,8 +293,7 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     const { redis, group } = this.options;
     for (;;) {
       try {
-        await redis.xack(message.stream, group, message.id);
-        this.transportRecovered();
+        await this.answered('commit', 'XACK', redis.xack(message.stream, group, message.id));
         return;
       } catch (err) {
         if (this.ended || !survivable(err, redis)) throw err;
@@ -329,18 +346,21 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     const { redis, group } = this.options;
     for (const state of this.states) {
       try {
-        await redis.xgroup('CREATE', state.name, group, '0', 'MKSTREAM');
+        await this.answered('fetch', 'XGROUP', redis.xgroup('CREATE', state.name, group, '0', 'MKSTREAM'));
       } catch (err) {
         if (!String((err as Error)?.message).startsWith('BUSYGROUP')) throw err;
       }
-      const groups = (await redis.xinfo('GROUPS', state.name)) as unknown[][];
+      const groups = (await this.answered(
+        'fetch',
+        'XINFO',
+        redis.xinfo('GROUPS', state.name),
+      )) as unknown[][];
       for (const flat of groups) {
         const info = pairs(flat);
         if (info.name === group) state.lastSeen = String(info['last-delivered-id']);
       }
     }
     this.prepared = true;
-    this.transportRecovered();
   }
 
   /** Recovers streams not yet live; on live ones, claims one batch of entries left pending too long. */
@@ -363,20 +383,17 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     if (state.claimCursor === '0-0') {
       const { redis, group, claimMinIdleMs } = this.options;
       const held = this.heldOf(state.name);
-      const [pending] = (await redis.xpending(state.name, group)) as [number];
+      const [pending] = (await this.answered('fetch', 'XPENDING', redis.xpending(state.name, group))) as [
+        number,
+      ];
       if (pending <= held.size) {
         state.live = true;
         return;
       }
-      const idle = (await redis.call(
+      const idle = (await this.answered(
+        'fetch',
         'XPENDING',
-        state.name,
-        group,
-        'IDLE',
-        claimMinIdleMs,
-        '-',
-        '+',
-        pending,
+        redis.call('XPENDING', state.name, group, 'IDLE', claimMinIdleMs, '-', '+', pending),
       )) as Array<[string, string, number, number]>;
       if (idle.filter(([id]) => !held.has(id)).length < pending - held.size) return;
     }
@@ -392,16 +409,19 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     const held = this.heldOf(state.name);
     do {
       if (this.stopped || this.free() <= 0) return false;
-      const [cursor, entries] = (await redis.xautoclaim(
-        state.name,
-        group,
-        consumerName,
-        claimMinIdleMs,
-        state.claimCursor,
-        'COUNT',
-        this.free(),
+      const [cursor, entries] = (await this.answered(
+        'fetch',
+        'XAUTOCLAIM',
+        redis.xautoclaim(
+          state.name,
+          group,
+          consumerName,
+          claimMinIdleMs,
+          state.claimCursor,
+          'COUNT',
+          this.free(),
+        ),
       )) as [string, EntryReply[], string[]];
-      this.transportRecovered();
       state.claimCursor = cursor;
       // Entries this session holds are being handled here: claiming them again changed nothing.
       const fresh = entries.filter((e): e is [string, string[]] => e[1] !== null && !held.has(e[0]));
@@ -417,9 +437,11 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     const last = entries[entries.length - 1]![0];
     // Entries this consumer already holds may lie in the same id range.
     const count = entries.length + this.heldOf(stream).size;
-    const rows = (await redis.xpending(stream, group, first, last, count, consumerName)) as Array<
-      [string, string, number, number]
-    >;
+    const rows = (await this.answered(
+      'fetch',
+      'XPENDING',
+      redis.xpending(stream, group, first, last, count, consumerName),
+    )) as Array<[string, string, number, number]>;
     return new Map(rows.map(([id, , , times]) => [id, Number(times)]));
   }
 
@@ -430,17 +452,20 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     let got = false;
     for (let i = 0; i < live.length && !this.stopped && this.free() > 0; i++) {
       const state = live[(start + i) % live.length]!;
-      const reply = (await this.reader.xreadgroup(
-        'GROUP',
-        group,
-        consumerName,
-        'COUNT',
-        this.free(),
-        'STREAMS',
-        state.name,
-        '>',
+      const reply = (await this.answered(
+        'fetch',
+        'XREADGROUP',
+        this.reader.xreadgroup(
+          'GROUP',
+          group,
+          consumerName,
+          'COUNT',
+          this.free(),
+          'STREAMS',
+          state.name,
+          '>',
+        ),
       )) as Array<[string, EntryReply[]]> | null;
-      this.transportRecovered();
       const entries = (reply?.[0]?.[1] ?? []).filter((e): e is [string, string[]] => e[1] !== null);
       if (entries.length === 0) continue;
       got = true;
@@ -456,21 +481,53 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
    */
   private async waitForEntries(live: StreamState[], timeoutMs: number): Promise<void> {
     const blockMs = Math.min(this.options.maxWaitMs, timeoutMs);
-    const reply = (await this.reader.xread(
-      'COUNT',
-      1,
-      'BLOCK',
+    const reply = (await this.answered(
+      'fetch',
+      'XREAD',
+      this.reader.xread(
+        'COUNT',
+        1,
+        'BLOCK',
+        blockMs,
+        'STREAMS',
+        ...live.map((s) => s.name),
+        ...live.map((s) => s.lastSeen),
+      ),
       blockMs,
-      'STREAMS',
-      ...live.map((s) => s.name),
-      ...live.map((s) => s.lastSeen),
     )) as Array<[string, EntryReply[]]> | null;
-    this.transportRecovered();
     for (const [name, entries] of reply ?? []) {
       const state = live.find((s) => s.name === name);
       const newest = entries[entries.length - 1];
       if (state !== undefined && newest !== undefined) state.lastSeen = newest[0];
     }
+  }
+
+  /**
+   * `reply`, an answer from Redis (Redis answering again ends an outage), reported as a failure of
+   * `operation` while it is missing past `commandTimeoutMs` after `blockMs`, a blocking read's own wait.
+   */
+  private async answered<R>(
+    operation: TransportOperation,
+    command: string,
+    reply: Promise<R>,
+    blockMs = 0,
+  ): Promise<R> {
+    const { commandTimeoutMs } = this.options;
+    const answer = await watchUnanswered(reply, blockMs + commandTimeoutMs, commandTimeoutMs, (waitedMs) => {
+      // Once the session has ended there is nobody to tell, and a command may never be answered.
+      if (this.ended) return false;
+      this.transportFailed(
+        operation,
+        new Error(
+          `${RECEIVER}: no answer from Redis to ${command} for ${waitedMs} ms (\`commandTimeoutMs\`: ` +
+            `${commandTimeoutMs}${blockMs > 0 ? ` after a ${blockMs} ms blocking wait` : ''}): ` +
+            'the server is hung or unreachable',
+        ),
+      );
+      return true;
+    });
+    this.transportRecovered();
+    return answer;
   }
 
   private deliverEntries(
