@@ -1,3 +1,4 @@
+import { callUser } from '../internal/call-user';
 import {
   createReceiver,
   type Receiver,
@@ -29,6 +30,8 @@ export function fromAsyncIterable<T>(
 class AsyncIterableSession<T> extends PullSession<T> {
   /** The iterator has ended: nothing to return on close. */
   private exhausted = false;
+  /** The pull loop; it ends once the read under way, if any, has ended. */
+  private reading: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly iterator: AsyncIterator<T>,
@@ -36,25 +39,39 @@ class AsyncIterableSession<T> extends PullSession<T> {
     onSettled: SettledListener<T> | undefined,
   ) {
     super(sink, onSettled);
-    this.runLoop(() => this.pull());
+    this.runLoop(() => {
+      this.reading = this.pull();
+      return this.reading;
+    });
   }
 
   private async pull(): Promise<void> {
     while (await this.whenDemand()) {
-      const step = await this.iterator.next();
-      if (step.done) {
+      const { done, value } = await this.iterator.next();
+      if (done) {
         this.exhausted = true;
         this.complete();
         return;
       }
-      // Refused once cancelled: the item is dropped with the rest of the source.
-      this.deliver(step.value);
+      // Read while intake stopped: the iterator will not yield it again, so it is handed back, not dropped.
+      if (!this.deliver(value)) this.undelivered(value);
     }
   }
 
-  protected override close(): void {
-    // Ends the source (a Readable is destroyed). Not awaited: behind a `next()` that never settles, the
-    // return would wait forever, and a cancellation must not; a rejection has nobody left to tell.
-    if (!this.exhausted) this.iterator.return?.().catch(() => undefined);
+  /**
+   * Ends the source (a Readable is destroyed), without waiting for it: behind a `next()` that never
+   * settles, `return()` would wait forever; what it throws or rejects has nobody left to tell. Resolves
+   * once the read under way has ended, so its item has been handed over or back; the runtime awaits that
+   * within its stop deadline, other callers ignore it.
+   */
+  protected override close(): Promise<void> {
+    if (!this.exhausted) callUser(returnOf, this.iterator, undefined, undefined, ignore);
+    return this.reading.then(ignore, ignore);
   }
 }
+
+function returnOf<T>(iterator: AsyncIterator<T>): unknown {
+  return iterator.return?.();
+}
+
+function ignore(): void {}
