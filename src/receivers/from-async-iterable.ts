@@ -7,6 +7,7 @@ import {
   type SettledListener,
   settledListenerOf,
 } from '../receiver';
+import { describe } from '../validate';
 import { PullSession } from './pull-session';
 
 /**
@@ -45,9 +46,19 @@ class AsyncIterableSession<T> extends PullSession<T> {
     });
   }
 
+  /**
+   * A throw or rejection of `next()`, or of a result's `done` or `value` getter, is the source's error:
+   * awaited here, it fails the session (the output errors with it) as one failure, whatever the thenable.
+   */
   private async pull(): Promise<void> {
     while (await this.whenDemand()) {
-      const { done, value } = await this.iterator.next();
+      const step: unknown = await this.iterator.next();
+      if ((typeof step !== 'object' && typeof step !== 'function') || step === null) {
+        throw new TypeError(
+          `fromAsyncIterable: the iterator's next() resolved to ${describe(step)}; expected an iterator result, an object { done, value }`,
+        );
+      }
+      const { done, value } = step as IteratorResult<T>;
       if (done) {
         this.exhausted = true;
         this.complete();
