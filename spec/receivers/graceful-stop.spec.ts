@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import {
   DispatchRuntime,
   dispatchComponent,
@@ -106,6 +107,37 @@ describe('a graceful stop of a DispatchRuntime loses nothing taken from a receiv
       expect([...handled, ...leftOf(report)].sort((a, b) => a - b)).toEqual(yielded);
       expect(report.outcome).toBe('drained');
     }
+  });
+
+  it('fromAsyncIterable: a read that yields nothing by the deadline ends the stop with outcome deadline, saying so', async () => {
+    async function* source(): AsyncGenerator<Msg> {
+      yield { key: 'k0', id: 0 };
+      await new Promise(() => {});
+    }
+    const handled: number[] = [];
+    const runtime = runtimeOver(fromAsyncIterable(source()), handled);
+    runtime.start();
+    await until(() => handled.length === 1, 'item 0 to be handled');
+    const report = await runtime.stopGracefully({ timeoutMs: 200 });
+    expect(report.outcome).toBe('deadline');
+    expect(report.components[0]?.sourceErrors).toEqual([
+      expect.objectContaining({ message: 'the source had not finished closing by the stop deadline' }),
+    ]);
+    expect(leftOf(report)).toEqual([]);
+    expect(handled).toEqual([0]);
+  });
+
+  it('fromAsyncIterable over an idle Readable: the stop destroys the stream, ending the read under way, and drains', async () => {
+    const readable = new Readable({ objectMode: true, read() {} });
+    readable.push({ key: 'k0', id: 0 });
+    const handled: number[] = [];
+    const runtime = runtimeOver(fromAsyncIterable<Msg>(readable), handled);
+    runtime.start();
+    await until(() => handled.length === 1, 'item 0 to be handled');
+    const report = await runtime.stopGracefully({ timeoutMs: 3000 });
+    expect(report.outcome).toBe('drained');
+    expect(report.components[0]?.sourceErrors).toEqual([]);
+    expect(readable.destroyed).toBe(true);
   });
 
   it('fromIterable: takes an item only when it can deliver it, so every item pulled is handled or left', async () => {

@@ -14,7 +14,8 @@ import { PullSession } from './pull-session';
  * A receiver over an async iterable — an async generator, or a Node `Readable` in object mode. It
  * calls `next()` only while there is demand, one call at a time, so a stream is read only as fast as
  * messages finish (a `Readable` stays paused, and its own backpressure reaches the producer). On
- * cancellation it calls the iterator's `return()`, which destroys a `Readable`.
+ * cancellation it calls the iterator's `return()`, and destroys a `Readable` (an iterable with a
+ * `destroy()` method), which ends a read waiting for data.
  */
 export function fromAsyncIterable<T>(
   iterable: AsyncIterable<T>,
@@ -22,7 +23,8 @@ export function fromAsyncIterable<T>(
 ): Receiver<T> {
   const onSettled = settledListenerOf('fromAsyncIterable', options);
   return createReceiver(
-    (sink) => new AsyncIterableSession(iterable[Symbol.asyncIterator](), sink, onSettled),
+    (sink) =>
+      new AsyncIterableSession(iterable[Symbol.asyncIterator](), destroyerOf(iterable), sink, onSettled),
     'fromAsyncIterable()',
   );
 }
@@ -36,6 +38,8 @@ class AsyncIterableSession<T> extends PullSession<T> {
 
   constructor(
     private readonly iterator: AsyncIterator<T>,
+    /** Destroys the iterable when it is a Node `Readable`, else null. */
+    private readonly destroy: (() => unknown) | null,
     sink: ReceiverSink<T>,
     onSettled: SettledListener<T> | undefined,
   ) {
@@ -70,15 +74,25 @@ class AsyncIterableSession<T> extends PullSession<T> {
   }
 
   /**
-   * Ends the source (a Readable is destroyed), without waiting for it: behind a `next()` that never
-   * settles, `return()` would wait forever; what it throws or rejects has nobody left to tell. Resolves
-   * once the read under way has ended, so its item has been handed over or back; the runtime awaits that
-   * within its stop deadline, other callers ignore it.
+   * Ends the source without waiting for it: a `return()` queues behind a `next()` under way, which may
+   * wait for data that never comes, so a `Readable` is destroyed too, which ends that read at once. What
+   * either throws or rejects has nobody left to tell. Resolves once the read under way has ended, so its
+   * item has been handed over or back; the runtime awaits that within its stop deadline, other callers
+   * ignore it.
    */
   protected override close(): Promise<void> {
-    if (!this.exhausted) callUser(returnOf, this.iterator, undefined, undefined, ignore);
+    if (!this.exhausted) {
+      if (this.destroy !== null) callUser(this.destroy, undefined, undefined, undefined, ignore);
+      callUser(returnOf, this.iterator, undefined, undefined, ignore);
+    }
     return this.reading.then(ignore, ignore);
   }
+}
+
+/** How to destroy `iterable` when it is a Node `Readable` (it has `destroy()`), else null. */
+function destroyerOf(iterable: unknown): (() => unknown) | null {
+  const destroy = (iterable as { destroy?: unknown }).destroy;
+  return typeof destroy === 'function' ? () => destroy.call(iterable) : null;
 }
 
 function returnOf<T>(iterator: AsyncIterator<T>): unknown {
