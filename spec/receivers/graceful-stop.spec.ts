@@ -6,6 +6,11 @@ import {
   fromIterable,
   KeyedExecutor,
   LocalBus,
+  openReceiver,
+  PullSession,
+  Receiver,
+  type ReceiverSession,
+  type ReceiverSink,
   type StopReport,
 } from 'keyed-dispatch';
 import type { Observable } from 'rxjs';
@@ -158,6 +163,51 @@ describe('a graceful stop of a DispatchRuntime loses nothing taken from a receiv
     const report = await stopping;
     expect([...handled, ...leftOf(report)].sort((a, b) => a - b)).toEqual(pulled);
     expect(pulled.length).toBeLessThan(100);
+    expect(report.outcome).toBe('drained');
+  });
+
+  it('a receiver of your own on PullSession: a message handed back with undelivered() is reported in leftForRedelivery', async () => {
+    const reading = gate();
+    /**
+     * Reads messages 0, 1, 2 from a source that cannot give them again; message 2's read ends late. Its
+     * close waits for the read under way, so a stop reports what that read brings.
+     */
+    class OneShotSession extends PullSession<Msg> {
+      private readonly reads: Promise<void>;
+      constructor(sink: ReceiverSink<Msg>) {
+        super(sink);
+        let reads!: Promise<void>;
+        this.runLoop(() => {
+          reads = this.readAll();
+          return reads;
+        });
+        this.reads = reads;
+      }
+      private async readAll(): Promise<void> {
+        for (let id = 0; id < 3 && (await this.whenDemand()); id++) {
+          if (id === 2) await reading.promise;
+          const message = { key: `k${id}`, id };
+          if (!this.deliver(message)) this.undelivered(message);
+        }
+      }
+      protected override close(): Promise<void> {
+        return this.reads;
+      }
+    }
+    class OneShotReceiver extends Receiver<Msg> {
+      [openReceiver](sink: ReceiverSink<Msg>): ReceiverSession<Msg> {
+        return new OneShotSession(sink);
+      }
+    }
+    const handled: number[] = [];
+    const runtime = runtimeOver(new OneShotReceiver(), handled);
+    runtime.start();
+    await until(() => handled.length === 2, 'messages 0 and 1 to be handled');
+    const stopping = runtime.stopGracefully({ timeoutMs: 5000 });
+    reading.open();
+    const report = await stopping;
+    expect(handled).toEqual([0, 1]);
+    expect(leftOf(report)).toEqual([2]);
     expect(report.outcome).toBe('drained');
   });
 
