@@ -90,3 +90,27 @@ describe('fromAsyncIterable, over an iterator that breaks the protocol', () => {
     },
   );
 });
+
+describe('fromAsyncIterable, given something that is not an async iterable', () => {
+  it.each([
+    ['a number', 5, '5 (number)'],
+    ['an array (a sync iterable)', [1], 'an array (object)'],
+    ['null', null, 'null'],
+  ])('throws a TypeError naming fromAsyncIterable when given %s', (_what, iterable, described) => {
+    expect(() => fromAsyncIterable(iterable as never)).toThrow(
+      new TypeError(
+        `fromAsyncIterable: expected an async iterable (an object with a [Symbol.asyncIterator] method), got ${described}`,
+      ),
+    );
+  });
+
+  it('errors the output with a TypeError naming fromAsyncIterable when [Symbol.asyncIterator]() returns no iterator', async () => {
+    const { outcome, keyed } = await dispatchOver({ [Symbol.asyncIterator]: () => undefined } as never);
+    expect(outcome).toEqual({
+      error: new TypeError(
+        'fromAsyncIterable: [Symbol.asyncIterator]() returned undefined; expected an async iterator, an object with a next() method',
+      ),
+    });
+    expect(keyed).toEqual([]);
+  });
+});

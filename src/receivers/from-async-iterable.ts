@@ -21,10 +21,14 @@ export function fromAsyncIterable<T>(
   iterable: AsyncIterable<T>,
   options: ReceiverOptions<T> = {},
 ): Receiver<T> {
+  if (typeof (iterable as Partial<AsyncIterable<T>> | null)?.[Symbol.asyncIterator] !== 'function') {
+    throw new TypeError(
+      `fromAsyncIterable: expected an async iterable (an object with a [Symbol.asyncIterator] method), got ${describe(iterable)}`,
+    );
+  }
   const onSettled = settledListenerOf('fromAsyncIterable', options);
   return createReceiver(
-    (sink) =>
-      new AsyncIterableSession(iterable[Symbol.asyncIterator](), destroyerOf(iterable), sink, onSettled),
+    (sink) => new AsyncIterableSession(iteratorOf(iterable), destroyerOf(iterable), sink, onSettled),
     'fromAsyncIterable()',
   );
 }
@@ -87,6 +91,17 @@ class AsyncIterableSession<T> extends PullSession<T> {
     }
     return this.reading.then(ignore, ignore);
   }
+}
+
+/** A new iterator of `iterable`; one without `next()` errors the output (a throw of the opening does). */
+function iteratorOf<T>(iterable: AsyncIterable<T>): AsyncIterator<T> {
+  const iterator: unknown = iterable[Symbol.asyncIterator]();
+  if (typeof (iterator as Partial<AsyncIterator<T>> | null)?.next !== 'function') {
+    throw new TypeError(
+      `fromAsyncIterable: [Symbol.asyncIterator]() returned ${describe(iterator)}; expected an async iterator, an object with a next() method`,
+    );
+  }
+  return iterator as AsyncIterator<T>;
 }
 
 /** How to destroy `iterable` when it is a Node `Readable` (it has `destroy()`), else null. */
