@@ -83,7 +83,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   console.log(`${signal}: stopping intake, draining for at most 1 s ...`);
   clearInterval(producer);
-  // Still in the bus, never delivered: intake closes as the stop begins, and they go with the receiver.
+  // Still in the bus, never delivered: intake closes as the stop begins, and the report lists them too.
   const undelivered = deposits.pending;
   const report = await runtime.stopGracefully({ timeoutMs: 1_000, drain: 'all' });
   const meaning = {
@@ -108,12 +108,12 @@ async function shutdown(signal: string): Promise<void> {
     );
   }
   console.log(
-    `sent ${seq}: ${acknowledged.length} acknowledged, ${failed} failed, ${cut} cut by the deadline ` +
-      `(left unacknowledged), ${undelivered} never delivered (still in the bus when intake closed)`,
+    `sent ${seq}: ${acknowledged.length} acknowledged, ${failed} failed, ${cut - undelivered} cut by the ` +
+      `deadline (left unacknowledged), ${undelivered} never delivered (still in the bus when intake closed)`,
   );
   console.log(
     '  with a broker, the cut and the undelivered deposits would be delivered again to the next consumer; ' +
-      'an in-process LocalBus keeps nothing once it closes',
+      'an in-process LocalBus keeps nothing once it closes, so the report lists both for the application',
   );
   console.log(`executor closed: ${runtime.executor.closed}`);
   deposits.close();

@@ -52,10 +52,19 @@ function resolveBatchDispatchOptions<T, K, R>(
     );
     return {
       batches: true,
-      handle: handle as Handle<T[], K, R>,
+      handle: ownArrayPerCall(handle as Handle<T[], K, R>),
       policy: policy === undefined ? undefined : (h) => withBatchPolicy(policy, h),
       inFront: (dispatcher, lanes, loop) =>
         new BatchRouter<T, K, R>(dispatcher, maxBatch, maxPerKey, lanes, loop),
     };
   });
+}
+
+/**
+ * The handler gets a copy of the batch on every call: the array it is typed to take (`T[]`) may be
+ * consumed, sorted or kept, while settlement and the failure policy go on walking the dispatcher's own.
+ * (On thread lanes the batch crosses by copy; this handle is never called there.)
+ */
+function ownArrayPerCall<T, K, R>(handle: Handle<T[], K, R>): Handle<T[], K, R> {
+  return (batch, context) => handle(batch.slice(), context);
 }

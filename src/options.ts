@@ -97,6 +97,8 @@ export interface KeyedBatchDispatchOptions<T, K, R>
    * the operator, the key's next batch starts after it completes, and then each message of the batch is
    * settled. A throw or error errors the output, unless `failurePolicy` handles it. On thread lanes, a
    * `threadHandler(module, exportName)` whose function takes an array; the batch crosses as one posting.
+   * The array is the handler's own, a fresh one on every call (each retry too): consuming, sorting or
+   * keeping it changes nothing for settlement or the failure policy, which use the dispatcher's record.
    */
   handle: ((batch: T[], context: HandlerContext<K>) => ObservableInput<R>) | ThreadHandler<T[], R>;
   /**

@@ -32,6 +32,13 @@ export interface ReceiverSink<T> {
    */
   discard(matches: (message: T) => boolean): T[];
   /**
+   * Hands back a message the receiver took from its source after intake stopped (a read that was under
+   * way) and that its source cannot deliver again (an iterator, an in-process queue): never admitted,
+   * never settled. A `DispatchRuntime` stop reports it in `leftForRedelivery`; other sinks may drop it.
+   * Optional.
+   */
+  undelivered?(message: T): void;
+  /**
    * Settling a delivered message failed: its acknowledgement or the `onSettled` hook threw or rejected,
    * or a predicate taking delivered messages back (`discard`) threw. The output errors with `err`, even
    * after `complete` (which ends deliveries, not settlements).

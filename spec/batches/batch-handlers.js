@@ -113,3 +113,26 @@ exports.uncloneableThenWait = (batch) => {
 };
 exports.ACTIVE = 4000;
 exports.OVERLAP = 4001;
+
+/**
+ * The bulk store of a handler that treats its array as its own, as `batch.mangle` (the first message's)
+ * says: `'shift'` consumes it (`while (batch.length) batch.shift()`), `'push'` appends a message of its
+ * own, `'reverse'` sorts it backwards, `'later'` keeps it and empties it from a timer while it runs. It reads
+ * the ids first, then mangles, then fails as `store` does (a poison message, or fewer runs than `failRuns`).
+ */
+exports.mangle = async (batch, ctx) => {
+  record(batch);
+  const runs = countRuns(batch);
+  const { key, mangle } = batch[0];
+  const ids = batch.map((m) => m.id);
+  const poison = batch.find((m) => m.poison);
+  const failing = batch.findIndex((m, i) => runs[i] <= (m.failRuns ?? 0));
+  if (mangle === 'shift') while (batch.length) batch.shift();
+  else if (mangle === 'push') batch.push({ ...batch[0], id: 999 });
+  else if (mangle === 'reverse') batch.sort((a, b) => b.id - a.id);
+  else if (mangle === 'later') setTimeout(() => batch.splice(0));
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  if (poison) throw new Error(`poison message ${poison.id}`);
+  if (failing >= 0) throw new Error(`run ${runs[failing]} of message ${ids[failing]} failed`);
+  return { key, ids, lane: ctx.laneIndex, thread: threadId };
+};

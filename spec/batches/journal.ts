@@ -57,6 +57,8 @@ export interface Item {
   poison?: boolean;
   failRuns?: number;
   exitOn?: number;
+  /** How the `mangle` handler treats its array (see batch-handlers.js). */
+  mangle?: 'shift' | 'push' | 'reverse' | 'later';
 }
 
 /** What the batch handlers emit: one value per call. */
@@ -78,7 +80,7 @@ export interface BatchLaneKind {
   readonly threads: boolean;
   executor(workers: number): { executor: KeyedExecutor | ThreadExecutor; close(): Promise<void> };
   handler(
-    exportName: 'store' | 'storeNow' | 'emitThenFail' | 'nothing' | 'uncloneableThenWait',
+    exportName: 'store' | 'storeNow' | 'emitThenFail' | 'nothing' | 'uncloneableThenWait' | 'mangle',
   ): KeyedBatchDispatchOptions<Item, string, Stored>['handle'];
 }
 

@@ -252,7 +252,9 @@ class BusConsumer<T> extends PullSession<T> {
 
   protected override close(): void {
     this.leave(this);
-    // What it had not delivered goes with it; senders still waiting for room in it are told so.
-    this.queue.clear(closedError);
+    // Senders still waiting for room in it are told so; what it had accepted is handed back (a runtime's
+    // stop reports it), since the bus cannot deliver it again.
+    this.queue.rejectWaiting(closedError);
+    while (this.queue.size > 0) this.undelivered(this.queue.shift() as T);
   }
 }

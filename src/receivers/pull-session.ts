@@ -216,6 +216,14 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     return true;
   }
 
+  /**
+   * Hands back `message`, taken from a source that cannot deliver it again (an iterator, an in-process
+   * queue) once `deliver` refused it or intake stopped: see `ReceiverSink.undelivered`. Never settled.
+   */
+  protected undelivered(message: T): void {
+    this.#sink.undelivered?.(message);
+  }
+
   /** Starts an async pull loop. What it throws fails the session, unless intake had stopped (a close tears its connection down). */
   protected runLoop(loop: () => Promise<void>): void {
     loop().catch((err: unknown) => {

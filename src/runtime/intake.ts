@@ -70,6 +70,8 @@ export class Intake<T> {
         if (!intake.stopped) sink.complete();
       },
       discard: (matches) => sink.discard(matches),
+      // Taken from its source after intake stopped, and not to be had again: reported, not lost.
+      undelivered: (message) => intake.late.push(message),
       settleFailed: (err) => sink.settleFailed(err),
       transportFault: (fault) => sink.transportFault?.(fault),
     });

@@ -32,7 +32,7 @@ export class HeldRun {
   /** Runs the message (`WHOLE`) or item `item` of it, a batch taken apart, as a batch of one. */
   start(item: number): void {
     const run = ++this.runs;
-    const message = item === WHOLE ? this.message : [(this.message as unknown[])[item]];
+    const message = item === WHOLE ? ownCopy(this.message) : [(this.message as unknown[])[item]];
     let input: ObservableInput<unknown>;
     try {
       input = this.fn(message, this.context);
@@ -111,4 +111,12 @@ export class HeldRun {
     this.held = true;
     this.report(failed, error);
   }
+}
+
+/**
+ * Each run of a held message gets an array of its own (a batch, or a message that is an array), so what
+ * one run did to it reaches neither a retry nor the items a batch taken apart is run from.
+ */
+function ownCopy(message: unknown): unknown {
+  return Array.isArray(message) ? message.slice() : message;
 }
