@@ -89,7 +89,8 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
    * the message counts as settled). A throwing (or rejected) acknowledgement and a throwing (or
    * rejecting) `onSettled` never reach the caller: they error the output, as a handler error does —
    * also after the source completed, since the consumer is still settling what was delivered; once the
-   * output has errored or the consumer has cancelled, there is nobody left to tell and they are dropped.
+   * output has ended or the consumer has cancelled, there is nobody left to tell and a process warning
+   * (`KeyedDispatchWarning`) reports them.
    */
   settle(message: T, outcome: Settlement, error?: unknown): void {
     // Nothing to tell (the transport does not acknowledge, nobody listens): it is only counted.
@@ -422,9 +423,15 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     this.#settlementFailed(err);
   }
 
-  /** Errors the output unless it already errored or the consumer cancelled (see `settle`). */
+  /**
+   * Errors the output unless it already ended or the consumer cancelled (see `settle`); then nobody is
+   * left to error (an async `onSettled` rejecting after the output completed), and a process warning says so.
+   */
   #settlementFailed(err: unknown): void {
-    if (this.#silenced) return;
+    if (this.#silenced) {
+      warnCallbackFailed('a settlement (acknowledgement or onSettled)', 'came after the output ended', err);
+      return;
+    }
     this.#silenced = true;
     this.#end();
     this.#sink.settleFailed(err);
