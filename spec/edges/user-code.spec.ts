@@ -72,7 +72,6 @@ interface Case {
 }
 
 /** A user function that throws `error`, or returns a promise rejecting with it; it fits any option. */
-// biome-ignore lint/suspicious/noExplicitAny: one failing function stands in for every callback type.
 type Failing = () => (...args: any[]) => any;
 
 const failing =
