@@ -17,7 +17,8 @@ export interface KeyedExecutorOptions {
   /**
    * Told of every synchronous turn on these lanes that runs `longTurnMs` or longer: a handler blocking
    * the event loop (and every other key with it). Move such handlers to thread lanes (`ThreadExecutor`).
-   * Called with the lane's index and the turn's duration. Default: none (turns are not timed).
+   * Called with the lane's index and the turn's duration. One that throws or rejects is no longer called,
+   * and a process warning (`KeyedDispatchWarning`) says why. Default: none (turns are not timed).
    */
   onLongTurn?: (laneIndex: number, durationMs: number) => void;
   /** Threshold of `onLongTurn`, in milliseconds. Integer ≥ 1. Default 50. */

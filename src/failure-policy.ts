@@ -65,7 +65,12 @@ export interface RetryPolicyOptions<T, K> {
    */
   // biome-ignore lint/suspicious/noConfusingVoidType: a callback with nothing to wait for returns nothing.
   deadLetter?: (message: T, error: unknown, context: FailureContext<K>) => ObservableInput<unknown> | void;
-  /** Source of the jitter, a number in [0, 1). Default `Math.random`; pass a fixed one for reproducible delays. */
+  /**
+   * Source of the jitter, a number from 0 to 1. Default `Math.random`; pass a fixed one for reproducible
+   * delays (`() => 1` gives each delay's upper bound). Asked synchronously when a retry is scheduled:
+   * one that throws, or returns anything but a number from 0 to 1 (NaN, 2, a Promise), errors the output
+   * with that error or a `TypeError` naming the key, as `retryable` does.
+   */
   random?: () => number;
 }
 
@@ -315,13 +320,14 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
   }
 }
 
-/** The delay before retry number `retry` (1 for the first retry). */
+/** The delay before retry number `retry` (1 for the first retry), jittered by `drawn`, a number from 0 to 1. */
 export function backoffDelay(
-  policy: Pick<ResolvedRetryPolicy<unknown, unknown>, 'initialMs' | 'maxMs' | 'factor' | 'jitter' | 'random'>,
+  policy: Pick<ResolvedRetryPolicy<unknown, unknown>, 'initialMs' | 'maxMs' | 'factor' | 'jitter'>,
   retry: number,
+  drawn: number,
 ): number {
   const base = Math.min(policy.maxMs, policy.initialMs * policy.factor ** (retry - 1));
-  const jittered = base * (1 + policy.jitter * (2 * policy.random() - 1));
+  const jittered = base * (1 + policy.jitter * (2 * drawn - 1));
   return Math.min(policy.maxMs, Math.max(0, jittered));
 }
 
@@ -376,22 +382,42 @@ class Attempts<T, K, R> {
     return () => this.cancel();
   }
 
+  /**
+   * The attempt failed: retry after a backoff or give up. A `retryable` or `random` that throws or
+   * answers wrongly errors the output, whether the failure was synchronous, a rejection or an erroring
+   * Observable (this runs in their callbacks, where nothing else would catch it).
+   */
   failed(error: unknown): () => void {
     const { policy } = this;
-    let retry: boolean;
+    let delay = -1;
     try {
-      retry = this.attempt < policy.maxAttempts && this.retryable(error);
+      if (this.attempt < policy.maxAttempts && this.retryable(error)) delay = this.backoff();
     } catch (err) {
       this.subscriber.error(err);
       return () => this.cancel();
     }
     this.running = null;
-    if (retry) {
-      this.running = this.context.scheduler.schedule(() => this.retry(), backoffDelay(policy, this.attempt));
+    if (delay >= 0) {
+      this.running = this.context.scheduler.schedule(() => this.retry(), delay);
     } else {
       this.giveUp(error);
     }
     return () => this.cancel();
+  }
+
+  /**
+   * The delay before the next attempt. A `random` answer outside [0, 1] (NaN, a string, a Promise) throws,
+   * as `retryable`'s non-boolean does; 1 itself is taken, so a fixed `() => 1` gives the longest delay.
+   */
+  private backoff(): number {
+    const drawn: unknown = this.policy.random();
+    if (typeof drawn !== 'number' || !(drawn >= 0 && drawn <= 1)) {
+      if (isPromiseLike(drawn)) Promise.resolve(drawn).catch(() => undefined);
+      throw new TypeError(
+        `retryPolicy: \`random\` returned ${describe(drawn)} for key ${textOf(this.context.key)}; expected a number from 0 to 1`,
+      );
+    }
+    return backoffDelay(this.policy, this.attempt, drawn);
   }
 
   /** What `retryable` returned, which must be a boolean: anything else throws, as if it had thrown. */

@@ -207,7 +207,7 @@ describe('on event-loop lanes', () => {
       expect(values.map((v) => v.n)).toEqual([0, 1, 2]);
       expect(emitWarning.mock.calls).toEqual([
         [
-          expect.stringContaining('onLongTurn threw and is no longer called: listener threw'),
+          expect.stringContaining('onLongTurn failed and is no longer called: Error: listener threw'),
           expect.anything(),
         ],
       ]);

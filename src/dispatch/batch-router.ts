@@ -105,9 +105,10 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
         batches.running = null;
       }
       for (const batch of batches.next) {
-        const kept = batch.filter((m) => !matches(m));
+        // One question per message: `matches` is user code, and may not answer the same twice.
+        const kept: T[] = [];
+        for (const m of batch) (matches(m) ? discarded : kept).push(m);
         if (kept.length === batch.length) continue;
-        for (const m of batch) if (matches(m)) discarded.push(m);
         batches.unfinished -= batch.length - kept.length;
         batch.splice(0, batch.length, ...kept);
       }

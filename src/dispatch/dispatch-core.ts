@@ -2,6 +2,7 @@ import { asapScheduler, type Observable, type Observer, type Subscriber, Subscri
 import type { LaneLoop } from '../engine/lane-loop';
 import type { LaneSet } from '../engine/lane-set';
 import { isGaveUp } from '../failure-policy';
+import { callUser, THREW } from '../internal/call-user';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
 import { isPromiseLike } from '../internal/thenable';
@@ -81,6 +82,15 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private failedCount = 0;
   private maxInFlightSeen = 0;
   private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
+  /** What the key selector threw last: read right after `callUser` answers `THREW`. */
+  private keyError: unknown = undefined;
+  /**
+   * The selector's failure, bound once (nothing allocated per message). An async selector's rejection
+   * lands here later, unread: its message already failed with `noKey`, and it is not left unhandled.
+   */
+  private readonly keyThrew = (err: unknown): void => {
+    this.keyError = err;
+  };
 
   /** The lane loop of this thread, which batches admissions (see `Lanes.loop`). */
   private readonly loop: LaneLoop;
@@ -212,11 +222,9 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
 
   /** Takes a message in and hands it to the router under its key (see `Router.route` for `startNow`). */
   private admit(message: T, startNow: boolean): void {
-    let key: K;
-    try {
-      key = this.options.key(message);
-    } catch (err) {
-      this.keyFailed(message, err);
+    const key = callUser(this.options.key, message, undefined, undefined, this.keyThrew);
+    if (key === THREW) {
+      this.keyFailed(message, this.keyError);
       return;
     }
     // A Promise (an async selector) would file every message under a key of its own.

@@ -1,4 +1,6 @@
+import { callUser } from '../internal/call-user';
 import { sharedSlot } from '../internal/shared-slot';
+import { warnCallbackFailed } from '../internal/warn';
 
 /** Something a lane runs: a mailbox's turn, a scheduled action, a deferred handler notification. */
 export interface Runnable {
@@ -392,26 +394,20 @@ export class LaneLoop {
   }
 
   /**
-   * A listener that throws is a bug in monitoring code: it must not stop the lanes. It is no longer
-   * called, and a process warning says why.
+   * A listener that throws or rejects is a bug in monitoring code: it must not stop the lanes. It is no
+   * longer called, and a process warning says why.
    */
   private tellLongTurn(
     entry: { thresholdMs: number; listener: LongTurnListener },
     lane: LoopLane,
     durationMs: number,
   ): void {
-    try {
-      entry.listener(lane, durationMs);
-    } catch (err) {
-      this.longTurnListeners.delete(entry);
+    callUser(entry.listener, lane, durationMs, undefined, (err) => {
+      // Once: calls made before a rejection arrived may reject too.
+      if (!this.longTurnListeners.delete(entry)) return;
       this.updateThreshold();
-      process.emitWarning(
-        `onLongTurn threw and is no longer called: ${err instanceof Error ? err.message : String(err)}`,
-        {
-          type: 'KeyedDispatchWarning',
-        },
-      );
-    }
+      warnCallbackFailed('onLongTurn', 'is no longer called', err);
+    });
   }
 
   /** Reports the duration of a run that just ended (runs are timed while long turns are watched). */

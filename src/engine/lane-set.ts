@@ -75,9 +75,9 @@ export class LaneSet {
 
   /** Reports synchronous runs on these lanes longer than `thresholdMs`; returns the function that stops it. */
   watchLongTurns(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void {
-    const watch: LongTurnListener = (lane, durationMs) => {
-      if ((lane as Lane).owner === this) listener((lane as Lane).index, durationMs);
-    };
+    // The listener's result is returned, so the loop sees a promise it returns and follows its rejection.
+    const watch: LongTurnListener = (lane, durationMs) =>
+      (lane as Lane).owner === this ? listener((lane as Lane).index, durationMs) : undefined;
     return this.loop.watchLongTurns(thresholdMs, watch);
   }
 

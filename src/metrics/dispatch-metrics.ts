@@ -1,5 +1,7 @@
 import { asyncScheduler, defer, interval, map, type Observable, type SchedulerLike } from 'rxjs';
 import type { LaneSet } from '../engine/lane-set';
+import { callUser } from '../internal/call-user';
+import { warnCallbackFailed } from '../internal/warn';
 import {
   type DispatchCounters,
   type DispatchSnapshot,
@@ -207,11 +209,23 @@ export class DispatchMetrics extends DispatchStats {
     return true;
   }
 
-  /** Calls `listener` with each timed handler duration in ms (one handler in `sampleEvery`). Returns the function that stops it. */
+  /**
+   * Calls `listener` with each timed handler duration in ms (one handler in `sampleEvery`). Returns the
+   * function that stops it. A listener that throws or rejects is no longer called and a process warning
+   * (`KeyedDispatchWarning`) says why: it runs inside settlement, which it must never break.
+   */
   onHandlerDuration(listener: (durationMs: number) => void): () => void {
-    const own = (ms: number) => listener(ms);
+    const stop = (): boolean => this.#durationListeners.delete(own);
+    const failed = (err: unknown): void => {
+      // Once: calls made before a rejection arrived may reject too.
+      if (stop())
+        warnCallbackFailed('DispatchMetrics.onHandlerDuration listener', 'is no longer called', err);
+    };
+    const own = (ms: number): void => {
+      callUser(listener, ms, undefined, undefined, failed);
+    };
     this.#durationListeners.add(own);
-    return () => this.#durationListeners.delete(own);
+    return stop;
   }
 
   /** The metrics now; rates and busy ratios cover the whole run (from the dispatcher's start to now or its end). */

@@ -1,3 +1,6 @@
+import { callUser } from '../internal/call-user';
+import { followOnce, isPromiseLike } from '../internal/thenable';
+import { warnCallbackFailed } from '../internal/warn';
 import type { ReceiverSession, ReceiverSink, SettledListener, Settlement } from '../receiver';
 import {
   type ResolvedTransportHealth,
@@ -5,6 +8,7 @@ import {
   type TransportOperation,
   TransportUnreachableError,
 } from '../transport-fault';
+import { describe } from '../validate';
 
 /** What `PullSession.take()` returns when no message is ready now. */
 export const NOTHING: unique symbol = Symbol('keyed-dispatch.nothing');
@@ -50,6 +54,8 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
   #closingGracefully: Promise<void> | null = null;
   /** When the transport began failing without a success since (ms since the epoch), or null. */
   #failingSince: number | null = null;
+  /** `onTransportError`, until it throws or rejects once. */
+  #transportErrorListener: ((fault: TransportFault) => void) | undefined;
   /** Fails the session once the transport has kept failing for `maxUnreachableMs`. */
   #unreachableTimer: ReturnType<typeof setTimeout> | undefined = undefined;
 
@@ -66,6 +72,7 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     this.#sink = sink;
     this.#onSettled = onSettled;
     this.#health = health;
+    this.#transportErrorListener = health?.onTransportError;
   }
 
   // ReceiverSession
@@ -78,10 +85,12 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
   }
 
   /**
-   * Acknowledges with the transport, then tells `onSettled`. A throwing (or rejected) acknowledgement
-   * and a throwing `onSettled` never reach the caller: they error the output, as a handler error does —
+   * Acknowledges with the transport, then tells `onSettled` (a promise it returns is waited for before
+   * the message counts as settled). A throwing (or rejected) acknowledgement and a throwing (or
+   * rejecting) `onSettled` never reach the caller: they error the output, as a handler error does —
    * also after the source completed, since the consumer is still settling what was delivered; once the
-   * output has errored or the consumer has cancelled, there is nobody left to tell and they are dropped.
+   * output has ended or the consumer has cancelled, there is nobody left to tell and a process warning
+   * (`KeyedDispatchWarning`) reports them.
    */
   settle(message: T, outcome: Settlement, error?: unknown): void {
     // Nothing to tell (the transport does not acknowledge, nobody listens): it is only counted.
@@ -258,14 +267,15 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
 
   /**
    * Takes back queued messages that `matches` accepts and that have not started; they are never settled.
-   * A `matches` that throws errors the output, as a failed settlement does, also after the source
-   * completed: nothing is taken back, and the dispatcher's count of what it holds would be wrong from
-   * there on.
+   * `matches` is asked once per message and must answer a boolean (an async function answers a
+   * Promise, which would read as true): anything else is a `TypeError`. A `matches` that throws or
+   * answers otherwise errors the output, as a failed settlement does, also after the source completed:
+   * the dispatcher's count of what it holds would be wrong from there on.
    */
   protected discard(matches: (message: T) => boolean): T[] {
     let discarded: T[];
     try {
-      discarded = this.#sink.discard(matches);
+      discarded = this.#sink.discard(booleanAnswers(matches));
     } catch (err) {
       this.#settlementFailed(err);
       return [];
@@ -320,11 +330,9 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
       failingSince: this.#failingSince,
     };
     this.#sink.transportFault?.(fault);
-    try {
-      health?.onTransportError?.(fault);
-    } catch {
-      // A throwing listener must not break the transport's retry loop.
-    }
+    const listener = this.#transportErrorListener;
+    if (listener !== undefined)
+      callUser(listener, fault, undefined, undefined, this.#transportErrorListenerFailed);
     if (health === undefined) return;
     clearTimeout(this.#unreachableTimer);
     const left = this.#failingSince + health.maxUnreachableMs - now;
@@ -392,24 +400,46 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
   }
 
   #acknowledged(message: T, outcome: Settlement, error: unknown): void {
-    if (this.#onSettled !== undefined) {
-      try {
-        this.#onSettled(message, outcome, error);
-      } catch (err) {
-        this.#settlementFailed(err);
-      }
-    }
-    this.#countSettled();
+    const onSettled = this.#onSettled;
+    const told =
+      onSettled === undefined
+        ? undefined
+        : callUser(onSettled, message, outcome, error, this.#onSettledFailed);
+    // An async `onSettled` is waited for, as an acknowledgement is: its rejection still errors the output.
+    if (isPromiseLike(told)) followOnce(told, this.#countSettledBound, this.#countSettledBound);
+    else this.#countSettled();
   }
+
+  readonly #countSettledBound = (): void => this.#countSettled();
+
+  /** A throwing or rejecting `onSettled` errors the output (see `settle`); bound once, not per message. */
+  readonly #onSettledFailed = (err: unknown): void => this.#settlementFailed(err);
+
+  /**
+   * A throwing or rejecting `onTransportError` must not break the transport's retry loop: it is no
+   * longer called by this session, and a process warning says why.
+   */
+  readonly #transportErrorListenerFailed = (err: unknown): void => {
+    // Once: calls made before a rejection arrived may reject too.
+    if (this.#transportErrorListener === undefined) return;
+    this.#transportErrorListener = undefined;
+    warnCallbackFailed('onTransportError', 'is no longer called', err);
+  };
 
   #acknowledgeFailed(err: unknown): void {
     this.#countSettled();
     this.#settlementFailed(err);
   }
 
-  /** Errors the output unless it already errored or the consumer cancelled (see `settle`). */
+  /**
+   * Errors the output unless it already ended or the consumer cancelled (see `settle`); then nobody is
+   * left to error (an async `onSettled` rejecting after the output completed), and a process warning says so.
+   */
   #settlementFailed(err: unknown): void {
-    if (this.#silenced) return;
+    if (this.#silenced) {
+      warnCallbackFailed('a settlement (acknowledgement or onSettled)', 'came after the output ended', err);
+      return;
+    }
     this.#silenced = true;
     this.#end();
     this.#sink.settleFailed(err);
@@ -431,6 +461,21 @@ function baseAcknowledge(): unknown {
 }
 
 const everything = (): boolean => true;
+
+/** `matches`, refusing an answer that is not a boolean rather than reading it by truthiness. */
+function booleanAnswers<T>(matches: (message: T) => boolean): (message: T) => boolean {
+  if (matches === everything) return matches;
+  return (message) => {
+    const answer: unknown = matches(message);
+    if (typeof answer === 'boolean') return answer;
+    const promise = isPromiseLike(answer);
+    // Its rejection, if any, is this error's business now: not an unhandled one.
+    if (promise) Promise.resolve(answer).catch(() => undefined);
+    throw new TypeError(
+      `PullSession.discard: \`matches\` returned ${promise ? 'a Promise' : describe(answer)} for a message; expected a boolean (it is asked synchronously: an async function returns a Promise)`,
+    );
+  };
+}
 
 /** Resolves when the wake function handed to `register` is called, or after `timeoutMs` (never for `Infinity`). */
 function waitFor(register: (wake: () => void) => void, timeoutMs: number): Promise<void> {

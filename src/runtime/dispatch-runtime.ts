@@ -10,6 +10,8 @@ import { createDispatcher } from '../dispatch/create-dispatcher';
 import { type DispatchCore, throwAll } from '../dispatch/dispatch-core';
 import { type Lanes, lanesOfOption } from '../dispatch/lanes';
 import { KeyedExecutor } from '../executor';
+import { callUser } from '../internal/call-user';
+import { warnCallbackFailed } from '../internal/warn';
 import { type KeyedDispatchOptions, type ResolvedDispatchOptions, resolveDispatchOptions } from '../options';
 import type { DispatchStats } from '../stats';
 import type { ThreadExecutor } from '../threads/thread-executor';
@@ -24,7 +26,12 @@ export interface RuntimeComponent<T, K, R> {
   source: Observable<T>;
   /** Its `keyedDispatch` options; the executor is the runtime's. */
   dispatch: Omit<KeyedDispatchOptions<T, K, R>, 'executor'>;
-  /** Receives what its handlers emit, and its error if it fails. Default: values are dropped; an error is reported like an unhandled RxJS error. */
+  /**
+   * Receives what its handlers emit, and its error if it fails. Default: values are dropped; an error
+   * ends the component `errored` (in the stop report) and is reported as a process warning
+   * (`KeyedDispatchWarning`), while the other components keep running. A callback that throws or
+   * rejects is reported the same way.
+   */
   output?: Partial<Observer<R>>;
 }
 
@@ -399,19 +406,32 @@ class RunningComponent<T, K, R> {
       dispatcher.start(this.intake.source);
       return () => throwAll(dispatcher.teardown());
     });
+    // The output's callbacks are user code: a throw or a rejection of one is reported, never rethrown
+    // (it would end the process and every other component with it).
+    const outputFailed = (err: unknown): void =>
+      warnCallbackFailed(`DispatchRuntime component '${this.name}' output`, 'was reported', err);
+    const next = output?.next?.bind(output);
     this.subscription = dispatched.subscribe({
-      next: (value) => output?.next?.(value),
+      next:
+        next === undefined ? undefined : (value) => callUser(next, value, undefined, undefined, outputFailed),
       error: (err) => {
         this.state = 'errored';
         this.error = err;
         this.markEnded();
-        if (output?.error) output.error(err);
-        else reportUnhandled(err);
+        if (output?.error) callUser(output.error.bind(output), err, undefined, undefined, outputFailed);
+        else {
+          warnCallbackFailed(
+            `DispatchRuntime component '${this.name}'`,
+            'ended errored (its stop report and an `output.error` have the error); the others keep running',
+            err,
+          );
+        }
       },
       complete: () => {
         if (this.state === 'running') this.state = 'completed';
         this.markEnded();
-        output?.complete?.();
+        if (output?.complete)
+          callUser(output.complete.bind(output), undefined, undefined, undefined, outputFailed);
       },
     });
   }
@@ -460,13 +480,6 @@ class RunningComponent<T, K, R> {
       sourceErrors: [...this.intake.errors],
     };
   }
-}
-
-/** Like RxJS does for an error nobody handles: thrown off the stack, where the host reports it. */
-function reportUnhandled(err: unknown): void {
-  setTimeout(() => {
-    throw err;
-  });
 }
 
 /** Microtask turns within which a promise that has settled (or a race or `Promise.all` of such) reports it. */

@@ -10,7 +10,9 @@ import { attachSharedExecutor, type ThreadHandler, type ThreadHandlerFunction } 
 export interface ThreadHandlerOptions<T> {
   /**
    * Lists the buffers and ports of a message that should move to the thread instead of being copied
-   * (they become unusable on the main thread). Runs on the main thread once per message. Default: none.
+   * (they become unusable on the main thread). Runs on the main thread once per message, synchronously:
+   * one that throws or returns anything but an array (an async function's Promise) fails its message.
+   * Default: none.
    */
   transfer?: (message: T) => readonly TransferItem[];
 }

@@ -1,6 +1,9 @@
 import type { LaneWork } from '../dispatch/lanes';
 import { hottest, type KeyBacklog, type Routed, type Router } from '../dispatch/router';
+import { textOf } from '../internal/text-of';
+import { isPromiseLike } from '../internal/thenable';
 import { isKeyFailure } from '../key-failure';
+import { describe } from '../validate';
 import { NoThreadLaneError } from './errors';
 import type { TransferItem } from './protocol';
 import type { ThreadHandler } from './thread-handler';
@@ -70,7 +73,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     const transfer = this.handler.transfer;
     if (transfer !== undefined) {
       try {
-        const list = transfer(message);
+        const list = transferList(transfer(message), key);
         // Nothing listed, nothing moved: the message can run again if its thread dies.
         if (list !== undefined && list !== null && list.length > 0) transfers = list;
       } catch (err) {
@@ -184,4 +187,18 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
       placement.slot.pinned--;
     }
   }
+}
+
+/**
+ * What `transfer` returned, which must be an array (or nothing): anything else throws, failing the
+ * message as a throwing `transfer` does. An async `transfer`'s Promise would be read as nothing listed.
+ */
+function transferList(list: unknown, key: unknown): readonly TransferItem[] | undefined | null {
+  if (list === undefined || list === null || Array.isArray(list)) return list;
+  const promise = isPromiseLike(list);
+  // Its rejection, if any, is this error's business now: not an unhandled one.
+  if (promise) Promise.resolve(list).catch(() => undefined);
+  throw new TypeError(
+    `threadHandler: \`transfer\` returned ${promise ? 'a Promise' : describe(list)} for key ${textOf(key)}; expected an array (it is called synchronously: an async function returns a Promise)`,
+  );
 }
