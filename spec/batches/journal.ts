@@ -57,6 +57,7 @@ export interface Item {
   poison?: boolean;
   failRuns?: number;
   exitOn?: number;
+  exitFrom?: number;
 }
 
 /** What the batch handlers emit: one value per call. */

@@ -1,7 +1,6 @@
 import type { LaneWork } from '../dispatch/lanes';
 import { hottest, type KeyBacklog, type Routed, type Router } from '../dispatch/router';
 import { isKeyFailure } from '../key-failure';
-import { NoThreadLaneError } from './errors';
 import type { TransferItem } from './protocol';
 import type { ThreadHandler } from './thread-handler';
 import type { KeyPlacement, PostedMessage, ThreadClient, ThreadLanes } from './thread-lanes';
@@ -80,10 +79,6 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     }
     if (placement === undefined) {
       const slot = this.threads.pickThread();
-      if (slot === null) {
-        this.unposted(key, message, new NoThreadLaneError());
-        return true;
-      }
       slot.pinned++;
       placement = { slot, mailboxId: ++this.lastMailboxId, unfinished: 0 };
       this.placements.set(key, placement);
