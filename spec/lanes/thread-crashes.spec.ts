@@ -9,7 +9,7 @@ import {
 } from 'keyed-dispatch';
 import { lastValueFrom, type Observable, toArray } from 'rxjs';
 import { FIXTURES, type Msg } from './lane-kinds';
-import { outcomeOf, within } from './shared-state';
+import { outcomeOf, waitUntil, within } from './shared-state';
 
 // A crash is blamed on the message that keeps crashing its thread, never on the messages that thread
 // merely held. Only thread lanes can lose a thread: event-loop lanes have none to lose.
@@ -133,6 +133,44 @@ describe.each<Operator>(['keyedDispatch', 'keyedBatchDispatch'])('a thread crash
       // with such repeats removed, is the order it was sent in.
       const order = (orders.get(`k${k}`) ?? []).filter((n, i, all) => all.indexOf(n) === i);
       expect([`k${k}`, order]).toEqual([`k${k}`, k === 3 ? [1, 3, 4, 5, 6] : [1, 2, 3, 4, 5, 6]]);
+    }
+  });
+});
+
+describe('a thread crash while a handler that never ends was running', () => {
+  it('holds the other messages back only for a grace while that suspect runs alone, and still blames the one that crashes', async () => {
+    const executor = new ThreadExecutor({ workers: 1 });
+    const settled: string[] = [];
+    const dead: string[] = [];
+    const messages: Msg[] = [
+      { key: 'h', n: 1, ms: 1e9 },
+      { key: 'p', n: 1, exit: true },
+      ...messagesOf('k', 5, 3),
+    ];
+    const subscription = fromIterable(messages, {
+      onSettled: (m, outcome) => settled.push(`${m.key}${m.n}:${outcome}`),
+    })
+      .pipe(
+        keyedDispatch<Msg, string, Ran[]>({
+          executor,
+          key: (m) => m.key,
+          handle: threadHandler<Msg, Ran[]>(FIXTURES, 'exitOrWait'),
+          failurePolicy: retryPolicy(deadLetterPolicy(dead)),
+        }),
+      )
+      .subscribe({ error: () => {} });
+    try {
+      await waitUntil(
+        () => settled.filter((s) => s.startsWith('k') && s.endsWith(':done')).length === 15,
+        20_000,
+        'every message of the keys k to be done',
+      );
+      await waitUntil(() => dead.length > 0, 20_000, 'the crashing message to be dead-lettered');
+      expect(dead).toEqual(['p1:ThreadCrashLoopError']);
+      expect(settled.filter((s) => !s.endsWith(':done'))).toEqual(['p1:dead-lettered']);
+    } finally {
+      subscription.unsubscribe();
+      await executor.close();
     }
   });
 });

@@ -53,8 +53,6 @@ export interface PostedMessage {
   readonly transfers: readonly TransferItem[] | undefined;
   /** Set once a run of it failed in a client that holds failures: its thread holds it (see protocol.ts). */
   hold: Hold | null;
-  /** It was running when its thread died: it runs alone on the replacement, to learn whether it is to blame. */
-  suspected: boolean;
   /** A thread died of it once already: if one dies while it runs again, it is blamed at once. */
   blamed: boolean;
 }
@@ -89,6 +87,12 @@ export interface ThreadClient extends ExecutorClient {
 }
 
 const MINUTE_MS = 60_000;
+/**
+ * How long a suspect of a crash runs alone on the replacement before the next suspect (and then
+ * everything held back) runs beside it: a crash at a handler's start shows at once, and a handler
+ * that runs long or never ends must not hold its lane back after a crash.
+ */
+const ISOLATION_GRACE_MS = 1000;
 
 /**
  * The worker threads behind a `ThreadExecutor` (see there for the model): one slot per thread lane,
@@ -258,7 +262,6 @@ export class ThreadLanes {
       message,
       transfers,
       hold: null,
-      suspected: false,
       blamed: false,
     };
     this.posted.set(id, posted);
@@ -345,9 +348,14 @@ export class ThreadLanes {
   private runEnded(posted: PostedMessage): void {
     const slot = posted.placement.slot;
     if (slot.alone !== posted) return;
-    slot.alone = null;
-    posted.suspected = false;
+    this.endAlone(slot);
     this.runSuspects(slot);
+  }
+
+  private endAlone(slot: ThreadSlot): void {
+    slot.alone = null;
+    if (slot.aloneGrace !== null) clearTimeout(slot.aloneGrace);
+    slot.aloneGrace = null;
   }
 
   /**
@@ -355,12 +363,19 @@ export class ThreadLanes {
    * message held back, in posting order.
    */
   private runSuspects(slot: ThreadSlot): void {
-    if (slot.down || slot.alone !== null) return;
+    if (slot.down || slot.alone !== null || this.isClosed) return;
     while (slot.suspects.length > 0) {
       const next = slot.suspects.shift() as PostedMessage;
       if (this.posted.get(next.id) !== next) continue; // it left meanwhile
       slot.deferred?.delete(next.id);
       slot.alone = next;
+      // One that does not end within the grace (a long or endless async handler) goes on beside the next.
+      slot.aloneGrace = setTimeout(() => {
+        if (slot.alone !== next) return;
+        this.endAlone(slot);
+        this.runSuspects(slot);
+      }, ISOLATION_GRACE_MS);
+      slot.aloneGrace.unref();
       this.sendNow(next);
       return;
     }
@@ -431,7 +446,7 @@ export class ThreadLanes {
     slot.opened.clear();
     slot.dropPending();
     const alone = slot.alone;
-    slot.alone = null;
+    this.endAlone(slot);
     const blocked = slot.blocked;
     slot.blocked = null;
     const deferred = slot.deferred ?? new Map<number, PostedMessage>();
@@ -451,7 +466,6 @@ export class ThreadLanes {
     );
     const suspects =
       blocked !== null ? [] : running.filter((posted) => posted !== culprit && !lost.includes(posted));
-    for (const posted of suspects) posted.suspected = true;
     slot.suspects = suspects;
     // Everything else waits for the suspects, in posting order: a suspect is the oldest of its key here.
     slot.deferred = new Map();

@@ -29,6 +29,8 @@ export class ThreadSlot {
   suspects: PostedMessage[] = [];
   /** The suspect running alone now: if the thread dies meanwhile, it is to blame. */
   alone: PostedMessage | null = null;
+  /** Ends the alone run's grace (see `ISOLATION_GRACE_MS`), while one runs. */
+  aloneGrace: NodeJS.Timeout | null = null;
   /** The current thread's watch memory (see `ThreadInit.watch`), or null while none runs. */
   watchMemory: Int32Array | null = null;
   /** The message whose handler held the thread past `maxBlockingMs`, and its error, while its thread is terminated. */
