@@ -86,6 +86,23 @@ export interface ThreadClient extends ExecutorClient {
   ranHeld(posted: PostedMessage, failed: boolean, error?: unknown): void;
 }
 
+/** What a lane keeps while it recovers from a crash (see `died`). */
+interface Recovery {
+  /**
+   * Messages held back from the thread, in posting order, while it runs the suspects of a crash one at a
+   * time (or while the lane is down): sent once the last suspect has ended. Null when none are held back.
+   */
+  deferred: Map<number, PostedMessage> | null;
+  /** Messages that were running when the last thread died, each to run alone on the replacement, in turn. */
+  suspects: PostedMessage[];
+  /** The suspect running alone now: if the thread dies meanwhile, it is to blame. */
+  alone: PostedMessage | null;
+  /** Ends the alone run's grace (see `ISOLATION_GRACE_MS`), while one runs. */
+  aloneGrace: NodeJS.Timeout | null;
+  /** The message whose handler held the thread past `maxBlockingMs`, and its error, while its thread is terminated. */
+  blocked: { posted: PostedMessage; error: unknown } | null;
+}
+
 const MINUTE_MS = 60_000;
 /**
  * How long a suspect of a crash runs alone on the replacement before the next suspect (and then
@@ -100,6 +117,8 @@ const ISOLATION_GRACE_MS = 1000;
  */
 export class ThreadLanes {
   private readonly slots: ThreadSlot[];
+  /** Each lane's recovery from a crash, by lane index. */
+  private readonly recovery: Recovery[];
   /** Running dispatchers by channel. */
   private readonly clients = new Map<number, ThreadClient>();
   /** Messages posted and not finished, by id; insertion order is posting order (replayed after a crash). */
@@ -125,6 +144,13 @@ export class ThreadLanes {
       { length: workers },
       (_, i) => new ThreadSlot(i, (slot, ops) => this.postSeparately(slot, ops)),
     );
+    this.recovery = this.slots.map(() => ({
+      deferred: null,
+      suspects: [],
+      alone: null,
+      aloneGrace: null,
+      blocked: null,
+    }));
     this.blockWatch = new BlockWatch(this.slots, maxBlockingMs, (slot, id) => this.blocked(slot, id));
   }
 
@@ -139,7 +165,7 @@ export class ThreadLanes {
     const worker = slot.worker;
     if (posted === undefined || posted.placement.slot !== slot || worker === null) return;
     const error = new ThreadBlockedError(slot.index, this.maxBlockingMs as number, posted.key);
-    slot.blocked = { posted, error };
+    (this.recovery[slot.index] as Recovery).blocked = { posted, error };
     void worker.terminate();
   }
 
@@ -280,7 +306,7 @@ export class ThreadLanes {
    * one starts held there, and runs again the retry it was running.
    */
   private send(posted: PostedMessage): void {
-    const deferred = posted.placement.slot.deferred;
+    const deferred = this.recoveryOf(posted).deferred;
     if (deferred !== null) deferred.set(posted.id, posted);
     else this.sendNow(posted);
   }
@@ -322,7 +348,7 @@ export class ThreadLanes {
     posted.hold.retrying = item;
     posted.hold.firstFailure = null;
     // Held back from its thread: the retry is sent with it.
-    if (posted.placement.slot.deferred?.has(posted.id)) return;
+    if (this.recoveryOf(posted).deferred?.has(posted.id)) return;
     const slot = this.openedSlot(posted.client, posted.placement.slot);
     slot.write(writeRetry, posted.client.channel, posted.id, item);
   }
@@ -347,15 +373,20 @@ export class ThreadLanes {
   /** A run of `posted` ended (or it left): if it was the suspect running alone, the next one runs. */
   private runEnded(posted: PostedMessage): void {
     const slot = posted.placement.slot;
-    if (slot.alone !== posted) return;
+    if ((this.recovery[slot.index] as Recovery).alone !== posted) return;
     this.endAlone(slot);
     this.runSuspects(slot);
   }
 
+  private recoveryOf(posted: PostedMessage): Recovery {
+    return this.recovery[posted.placement.slot.index] as Recovery;
+  }
+
   private endAlone(slot: ThreadSlot): void {
-    slot.alone = null;
-    if (slot.aloneGrace !== null) clearTimeout(slot.aloneGrace);
-    slot.aloneGrace = null;
+    const recovery = this.recovery[slot.index] as Recovery;
+    recovery.alone = null;
+    if (recovery.aloneGrace !== null) clearTimeout(recovery.aloneGrace);
+    recovery.aloneGrace = null;
   }
 
   /**
@@ -363,24 +394,25 @@ export class ThreadLanes {
    * message held back, in posting order.
    */
   private runSuspects(slot: ThreadSlot): void {
-    if (slot.down || slot.alone !== null || this.isClosed) return;
-    while (slot.suspects.length > 0) {
-      const next = slot.suspects.shift() as PostedMessage;
+    const recovery = this.recovery[slot.index] as Recovery;
+    if (slot.down || recovery.alone !== null || this.isClosed) return;
+    while (recovery.suspects.length > 0) {
+      const next = recovery.suspects.shift() as PostedMessage;
       if (this.posted.get(next.id) !== next) continue; // it left meanwhile
-      slot.deferred?.delete(next.id);
-      slot.alone = next;
+      recovery.deferred?.delete(next.id);
+      recovery.alone = next;
       // One that does not end within the grace (a long or endless async handler) goes on beside the next.
-      slot.aloneGrace = setTimeout(() => {
-        if (slot.alone !== next) return;
+      recovery.aloneGrace = setTimeout(() => {
+        if (recovery.alone !== next) return;
         this.endAlone(slot);
         this.runSuspects(slot);
       }, ISOLATION_GRACE_MS);
-      slot.aloneGrace.unref();
+      recovery.aloneGrace.unref();
       this.sendNow(next);
       return;
     }
-    const deferred = slot.deferred;
-    slot.deferred = null;
+    const deferred = recovery.deferred;
+    recovery.deferred = null;
     if (deferred === null) return;
     for (const posted of deferred.values()) if (this.posted.get(posted.id) === posted) this.sendNow(posted);
   }
@@ -441,15 +473,16 @@ export class ThreadLanes {
    * counted. Past `maxRespawnsPerMinute` the lane waits for its budget instead of failing anything.
    */
   private died(slot: ThreadSlot, exitCode: number, error: unknown): void {
+    const recovery = this.recovery[slot.index] as Recovery;
     slot.worker = null;
     slot.watchMemory = null;
     slot.opened.clear();
     slot.dropPending();
-    const alone = slot.alone;
+    const alone = recovery.alone;
     this.endAlone(slot);
-    const blocked = slot.blocked;
-    slot.blocked = null;
-    const deferred = slot.deferred ?? new Map<number, PostedMessage>();
+    const blocked = recovery.blocked;
+    recovery.blocked = null;
+    const deferred = recovery.deferred ?? new Map<number, PostedMessage>();
     const held: PostedMessage[] = [];
     for (const posted of this.posted.values()) if (posted.placement.slot === slot) held.push(posted);
     // What ran on the dead thread: a message held back from it never reached it.
@@ -466,12 +499,12 @@ export class ThreadLanes {
     );
     const suspects =
       blocked !== null ? [] : running.filter((posted) => posted !== culprit && !lost.includes(posted));
-    slot.suspects = suspects;
+    recovery.suspects = suspects;
     // Everything else waits for the suspects, in posting order: a suspect is the oldest of its key here.
-    slot.deferred = new Map();
+    recovery.deferred = new Map();
     for (const posted of held) {
       if (suspects.includes(posted) || lost.includes(posted)) continue;
-      if (posted !== culprit || this.heldAfterBlame(posted)) slot.deferred.set(posted.id, posted);
+      if (posted !== culprit || this.heldAfterBlame(posted)) recovery.deferred.set(posted.id, posted);
     }
     // Held there under a policy, the culprit is sent again as a held message, not to run again at once.
     if (culprit !== null && this.heldAfterBlame(culprit)) {

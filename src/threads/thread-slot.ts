@@ -1,6 +1,5 @@
 import type { TransferListItem, Worker } from 'node:worker_threads';
 import { FLUSH_AT, type TransferItem } from './protocol';
-import type { PostedMessage } from './thread-lanes';
 import { addToRun, writeRun } from './wire';
 
 /**
@@ -20,21 +19,8 @@ export class ThreadSlot {
   down = false;
   /** When this lane's thread was replaced within the last minute, oldest first (its respawn rate limit). */
   respawnTimes: number[] = [];
-  /**
-   * Messages held back from the thread, in posting order, while it runs the suspects of a crash one at a
-   * time (or while the lane is down): sent once the last suspect has ended. Null when none are held back.
-   */
-  deferred: Map<number, PostedMessage> | null = null;
-  /** Messages that were running when the last thread died, each to run alone on the replacement, in turn. */
-  suspects: PostedMessage[] = [];
-  /** The suspect running alone now: if the thread dies meanwhile, it is to blame. */
-  alone: PostedMessage | null = null;
-  /** Ends the alone run's grace (see `ISOLATION_GRACE_MS`), while one runs. */
-  aloneGrace: NodeJS.Timeout | null = null;
   /** The current thread's watch memory (see `ThreadInit.watch`), or null while none runs. */
   watchMemory: Int32Array | null = null;
-  /** The message whose handler held the thread past `maxBlockingMs`, and its error, while its thread is terminated. */
-  blocked: { posted: PostedMessage; error: unknown } | null = null;
   /** Records for the worker, posted as one batch (see wire.ts). */
   private ops: unknown[] = [];
   private transfers: TransferItem[] = [];
