@@ -76,6 +76,7 @@ export class KeyedExecutor {
       local: lanes,
       router: (routed, work) => new EventLoopRouter(routed, lanes, work),
       loop: threadLoop,
+      watchLongTurns: (thresholdMs, listener) => lanes.watchLongTurns(thresholdMs, listener),
     });
     const longTurnMs = integerOption('KeyedExecutor', 'longTurnMs', options.longTurnMs, 50, 1);
     if (options.onLongTurn !== undefined) {

@@ -50,7 +50,12 @@ export {
   type StopReport,
 } from './runtime';
 export { type DispatchSnapshot, DispatchStats, type HotKey, type TransportFaultCounts } from './stats';
-export { NoThreadLaneError, ThreadCrashLoopError, ThreadExitedError } from './threads/errors';
+export {
+  NoThreadLaneError,
+  ThreadBlockedError,
+  ThreadCrashLoopError,
+  ThreadExitedError,
+} from './threads/errors';
 export { type ThreadHandlerOptions, threadHandler } from './threads/handler';
 export { TRANSFER, type TransferItem, transfer } from './threads/protocol';
 export {

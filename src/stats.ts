@@ -48,6 +48,8 @@ export function intakeBatch(maxInFlight: number): number {
 export interface DispatchCounters {
   /** The lanes on this thread the dispatcher's handlers run on, which metrics measure; null on thread lanes. */
   readonly localLanes: LaneSet | null;
+  /** Reports handler runs that hold their lane `thresholdMs` or longer, on either kind of lane; returns the function that stops it. */
+  watchLongTurns(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void;
   snapshot(): DispatchSnapshot;
   /** Unfinished messages of `key` (0 when it has no mailbox). */
   backlogOf(key: unknown): number;

@@ -62,8 +62,8 @@ exports.storeNow = (batch, ctx) => {
 /**
  * The bulk store, except that it first emits a value for the batch and then fails when a message of
  * the batch is `poison` or has run no more than its `failRuns` times (after `ms`, the first message's);
- * and a message's run numbered its `exitOn` (runs counted per message, as `store` does) takes its
- * thread down.
+ * and a message's run numbered its `exitOn` (runs counted per message, as `store` does), or any from
+ * its `exitFrom` on, takes its thread down.
  */
 exports.emitThenFail = (batch, ctx) => {
   const { Observable } = require('rxjs');
@@ -77,7 +77,8 @@ exports.emitThenFail = (batch, ctx) => {
       thread: threadId,
     });
     const timer = setTimeout(() => {
-      if (batch.some((m, i) => m.exitOn === runs[i])) process.exit(3);
+      if (batch.some((m, i) => m.exitOn === runs[i] || runs[i] >= (m.exitFrom ?? Number.POSITIVE_INFINITY)))
+        process.exit(3);
       const poison = batch.find((m, i) => m.poison || runs[i] <= (m.failRuns ?? 0));
       if (poison) subscriber.error(new Error(`poison message ${poison.id}`));
       else subscriber.complete();

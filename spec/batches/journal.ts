@@ -59,6 +59,7 @@ export interface Item {
   exitOn?: number;
   /** How the `mangle` handler treats its array (see batch-handlers.js). */
   mangle?: 'shift' | 'push' | 'reverse' | 'later';
+  exitFrom?: number;
 }
 
 /** What the batch handlers emit: one value per call. */

@@ -24,6 +24,7 @@ import {
   type RetryPolicyOptions,
   type RuntimeComponent,
   retryPolicy,
+  ThreadExecutor,
   type ThreadExecutorOptions,
   type ThreadHandlerOptions,
   type TransportFault,
@@ -200,8 +201,22 @@ const executorCases = {
   },
 } satisfies Record<FunctionKeys<KeyedExecutorOptions>, Case>;
 
-// ThreadExecutor takes no function option; a new one fails to compile here until it has a case.
-const threadExecutorCases = {} satisfies Record<FunctionKeys<ThreadExecutorOptions>, Case>;
+const threadExecutorCases = {
+  onLongTurn: {
+    lands: 'warning',
+    run: async (fail) => {
+      const executor = new ThreadExecutor({ workers: 1, longTurnMs: 20, onLongTurn: fail() });
+      try {
+        const spinning = messages(3).map((m) => ({ ...m, spinMs: 100 }));
+        return await observe(fromIterable(spinning), (stats) =>
+          keyedDispatch({ ...plain, executor, handle: threadHandler<Msg, unknown>(FIXTURES, 'spin'), stats }),
+        );
+      } finally {
+        await executor.close();
+      }
+    },
+  },
+} satisfies Record<FunctionKeys<ThreadExecutorOptions>, Case>;
 
 const metricsCases = {
   onHandlerDuration: {
@@ -394,7 +409,6 @@ beforeEach(() => {
 });
 afterEach(() => record.restore());
 
-// An entry with no function option (ThreadExecutor) has nothing to run.
 describe.each(entries.filter(([, cases]) => Object.keys(cases).length > 0))('%s', (_, cases) => {
   describe.each(Object.entries(cases))('%s', (_name, { lands, run }) => {
     it.each<Mode>(['throws', 'rejects'])(

@@ -37,6 +37,7 @@ interface Msg {
   journal: Journal;
   fails?: number;
   exitOn?: number;
+  exitFrom?: number;
   ms?: number;
   uncloneable?: boolean;
 }
@@ -195,26 +196,23 @@ describe('retryPolicy on thread lanes', () => {
     expect(settled.filter((s) => s !== '2 done')).toEqual(['0 done', '1 done']);
   });
 
-  it('sends the messages of a thread that dies for good to the dead letter, a held one included, and goes on', async () => {
-    await executor.close();
-    executor = new ThreadExecutor({ workers: 1, maxRespawnsPerMinute: 0 });
+  it('sends only the message that keeps crashing its thread to the dead letter; a held message of another key on that thread is retried and done', async () => {
     const dead: Array<[number, string]> = [];
     const { outcome, settled } = dispatch(
-      // b1 takes the thread down while a0 waits out its backoff; no new thread may replace it.
-      [msg('a', 0, { fails: 1 }), msg('b', 1, { exitOn: 1, ms: 50 })],
+      // b1 takes the thread down on every run while a0 waits out its backoff, held on that thread.
+      [msg('a', 0, { fails: 1 }), msg('b', 1, { exitFrom: 1, ms: 50 })],
       {
         maxAttempts: 2,
         backoff: { initialMs: 200, jitter: 0 },
         deadLetter: (m, error) => void dead.push([m.id, (error as Error).name]),
       },
     );
-    expect(await outcome).toEqual({ value: [] });
-    expect(dead.sort()).toEqual([
-      [0, 'ThreadCrashLoopError'],
-      [1, 'ThreadCrashLoopError'],
-    ]);
-    expect(journal.order).toEqual([0, 1]);
-    expect([...settled].sort()).toEqual(['0 dead-lettered', '1 dead-lettered']);
+    expect(await outcome).toEqual({ value: [expect.objectContaining({ id: 0, run: 2 })] });
+    expect(dead).toEqual([[1, 'ThreadCrashLoopError']]);
+    // b1: its first run (a suspect), alone on the replacement (blamed: attempt 1), its retry (attempt 2).
+    expect(journal.runs[1]).toBe(3);
+    expect(journal.runs[0]).toBe(2);
+    expect([...settled].sort()).toEqual(['0 done', '1 dead-lettered']);
   });
 
   it('sends a message whose value cannot cross to the main thread to the dead letter without running it again (its thread completed it), and goes on', async () => {

@@ -111,6 +111,10 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     return this.options.lanes.local;
   }
 
+  watchLongTurns(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void {
+    return this.options.lanes.watchLongTurns(thresholdMs, listener);
+  }
+
   start(source: Observable<T>): void {
     this.router.open();
     if (this.options.stats) statsLink(this.options.stats).attach(this);

@@ -32,6 +32,11 @@ export interface Lanes {
    * delivery) lands before any runs.
    */
   readonly loop: LaneLoop;
+  /**
+   * Reports handler runs that hold their lane `thresholdMs` or longer (the long turns metrics count);
+   * returns the function that stops it.
+   */
+  watchLongTurns(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void;
 }
 
 /** What a router runs for the items (messages, or per-key batches) it is handed. */

@@ -174,19 +174,18 @@ export class DispatchMetrics extends DispatchStats {
     this.#longTurnCount = 0;
     this.#longTurnMaxMs = 0;
     this.#run++;
-    // Lanes, latency and long turns are measured where handlers run, on this thread's lanes; on thread
-    // lanes the snapshot has the dispatcher's counters and hot keys only.
+    // Lanes and latency are measured where handlers run, on this thread's lanes; on thread lanes the
+    // snapshot has the dispatcher's counters, hot keys and long turns (seen from this thread) only.
     const lanes = source.localLanes;
     this.#lanes = lanes;
     this.#endedAt = null;
     this.#busyFinal = null;
     this.#busyBase = lanes ? lanes.lanes.map((lane) => lane.busyMs) : [];
     this.#start = this.#baseline();
-    if (lanes === null) return;
-    this.#unwatch.push(lanes.measureBusy(this.sampleEvery));
+    if (lanes !== null) this.#unwatch.push(lanes.measureBusy(this.sampleEvery));
     if (this.longTurnMs !== undefined) {
       this.#unwatch.push(
-        lanes.watchLongTurns(this.longTurnMs, (_lane, ms) => {
+        source.watchLongTurns(this.longTurnMs, (_lane, ms) => {
           this.#longTurnCount++;
           if (ms > this.#longTurnMaxMs) this.#longTurnMaxMs = ms;
         }),

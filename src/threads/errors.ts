@@ -1,4 +1,4 @@
-import { errorTextOf } from '../internal/text-of';
+import { errorTextOf, textOf } from '../internal/text-of';
 
 /** Why a thread died, as best known: the error it raised, or its exit code. */
 function cause(exitCode: number, error: unknown): string {
@@ -6,8 +6,10 @@ function cause(exitCode: number, error: unknown): string {
 }
 
 /**
- * A thread lane died and was not allowed to respawn at once: its thread had already been replaced
- * `maxRespawnsPerMinute` times within a minute. Every message the dead thread held fails with this error.
+ * The verdict on a message that keeps crashing its thread: it was running when its thread lane died,
+ * and again when it ran alone on the replacement (or when it had crashed a thread before). That run
+ * fails with this error, which reaches the message's failure policy like a handler's error; the other
+ * messages the thread held run again, and none of them fails for it.
  */
 export class ThreadCrashLoopError extends Error {
   /** The error's name, for logs and `instanceof`-free checks. */
@@ -17,12 +19,37 @@ export class ThreadCrashLoopError extends Error {
     readonly threadIndex: number,
     exitCode: number,
     error: unknown,
-    maxRespawnsPerMinute: number,
+    /** The key of the message that crashed it. */
+    readonly key: unknown,
   ) {
     super(
-      `thread lane ${threadIndex} died (${cause(exitCode, error)}) after ${maxRespawnsPerMinute} respawns within a minute ` +
-        '(`maxRespawnsPerMinute`); the messages it held are not run again',
+      `the message of key ${textOf(key)} took thread lane ${threadIndex} down (${cause(exitCode, error)}) ` +
+        'each time it ran, once running alone: it is blamed for the crash, and the other messages its thread held run again',
       { cause: error },
+    );
+  }
+}
+
+/**
+ * A thread handler held its thread past `maxBlockingMs` (a loop that never returns, a run far longer
+ * than its bound): its thread was terminated and replaced, and this error fails that message, to its
+ * failure policy like a handler's error. The other messages the thread held run again.
+ */
+export class ThreadBlockedError extends Error {
+  /** The error's name, for logs and `instanceof`-free checks. */
+  override name = 'ThreadBlockedError';
+  constructor(
+    /** Index of the thread lane whose thread was terminated. */
+    readonly threadIndex: number,
+    /** The bound it ran past: the `ThreadExecutor` option `maxBlockingMs`. */
+    readonly maxBlockingMs: number,
+    /** The key of the message whose handler held the thread. */
+    readonly key: unknown,
+  ) {
+    super(
+      `the handler of the message of key ${textOf(key)} held thread lane ${threadIndex} past ` +
+        `\`maxBlockingMs\` (${maxBlockingMs} ms) without returning: its thread was terminated and replaced, ` +
+        'and the other messages it held run again',
     );
   }
 }
@@ -48,7 +75,10 @@ export class ThreadExitedError extends Error {
   }
 }
 
-/** Every thread lane of the executor is down (respawn rate limit) when a new key needs one. */
+/**
+ * Every thread lane of the executor is down (respawn rate limit) when a new key needs one.
+ * @deprecated No longer thrown: a new key waits for the next thread of a lane that is down.
+ */
 export class NoThreadLaneError extends Error {
   /** The error's name, for logs and `instanceof`-free checks. */
   override name = 'NoThreadLaneError';

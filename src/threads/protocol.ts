@@ -63,6 +63,11 @@ export function claimTicket(pages: readonly Int32Array[], ticket: number, messag
   );
 }
 
+/** Whether a thread has started the message `ticket` is held for (read once that thread is gone). */
+export function ticketStarted(pages: readonly Int32Array[], ticket: number): boolean {
+  return Atomics.load(pages[ticket >> TICKET_PAGE_BITS], ticket & (TICKET_PAGE - 1)) === STARTED;
+}
+
 /** The main thread's withdrawal: true when the message had not started (and now never will). */
 export function withdrawTicket(pages: readonly Int32Array[], ticket: number, messageId: number): boolean {
   const tag = ticketTag(messageId);
@@ -79,7 +84,20 @@ export const FLUSH_AT = 8192;
 export interface ThreadInit {
   /** Position of the thread in its executor, from 0 (a handler sees it as `context.laneIndex`). */
   readonly index: number;
+  /**
+   * Memory the main thread reads to see a handler holding this thread (a blocked thread cannot report
+   * itself): `RUNS_STARTED` counts handler calls begun, `RUNNING_MESSAGE` is the id of the message
+   * whose handler is being called now, 0 between calls.
+   */
+  readonly watch: Int32Array;
 }
+
+/** In `ThreadInit.watch`: handler calls begun on the thread. */
+export const RUNS_STARTED = 0;
+/** In `ThreadInit.watch`: the message whose handler is being called now, 0 when none. */
+export const RUNNING_MESSAGE = 1;
+/** Int32 slots of `ThreadInit.watch`. */
+export const WATCH_SLOTS = 2;
 
 /**
  * What a transfer list may hold: what Node's `postMessage` moves instead of copying — an `ArrayBuffer` (a
@@ -156,6 +174,14 @@ export function transferListMisuse(
     }
   }
   return null;
+}
+
+/**
+ * Whether what `list` moved to a thread is gone with it: a buffer now detached here, or an item whose
+ * move cannot be told (a port, a handle), which is taken as gone.
+ */
+export function transfersLost(list: readonly TransferItem[]): boolean {
+  return list.some((item) => !(item instanceof ArrayBuffer) || isDetached(item));
 }
 
 function isDetached(buffer: ArrayBuffer): boolean {

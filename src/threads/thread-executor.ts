@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { attachLanes } from '../dispatch/lanes';
 import { threadLoop } from '../engine/lane-loop';
-import { integerOption, MAX_WORKERS, optionsObject } from '../validate';
+import { functionOption, integerOption, MAX_WORKERS, optionsObject } from '../validate';
 import { resourceLimitsOf, type ThreadResourceLimits } from './resource-limits';
 import { ThreadLanes } from './thread-lanes';
 import { ThreadRouter } from './thread-router';
@@ -19,12 +19,31 @@ export interface ThreadExecutorOptions {
    */
   resourceLimits?: ThreadResourceLimits;
   /**
-   * Times each thread lane may have its thread replaced within any minute. A death beyond that fails
-   * the messages the thread held with `ThreadCrashLoopError` instead of running them again, and the
-   * lane stays down until the minute has passed. Each lane has its own budget, so a crash loop on one
-   * lane never costs another lane its replacement. Integer ≥ 0. Default 5.
+   * Times each thread lane may have its thread replaced within any minute. Past it the lane waits until
+   * the minute allows its next thread, its messages with it (none fails for it: a message that keeps
+   * crashing its thread is failed on its own, see the class). Each lane has its own budget, so a crash
+   * loop on one lane never costs another lane its replacement. Integer ≥ 0. Default 5.
    */
   maxRespawnsPerMinute?: number;
+  /**
+   * Told of every handler run that holds its thread `longTurnMs` or longer — a handler blocking its
+   * thread, and every key pinned there with it. Seen from the main thread (a blocked thread cannot
+   * report itself): called once per run as it reaches the threshold, with the lane's index and how long
+   * the run has held its thread so far (it may still be running). Default: none.
+   */
+  onLongTurn?: (laneIndex: number, durationMs: number) => void;
+  /** Threshold of `onLongTurn`, in milliseconds. Integer ≥ 1. Default 50. */
+  longTurnMs?: number;
+  /**
+   * Longest a thread handler may hold its thread in one call, in milliseconds. Past it the thread is
+   * terminated and replaced: that message fails with `ThreadBlockedError`, to its failure policy like a
+   * handler's error, and every other message the thread held runs again on the replacement, no attempt
+   * counted. Only the handler's call is bounded (what blocks the thread), not the time an async handler
+   * waits. Seen from the main thread, within about a quarter of the bound. Integer ≥ 1. Default: none —
+   * thread lanes are for long CPU work whose legitimate length only the application knows, and a
+   * terminated thread runs its other messages again; set it to what a run must never exceed.
+   */
+  maxBlockingMs?: number;
 }
 
 let shared: ThreadExecutor | undefined;
@@ -44,13 +63,16 @@ let buildingShared = false;
  * the main thread, and an idle thread starts at once. (Event-loop lanes share one thread, so they are
  * taken in turn instead.)
  *
- * A thread that dies (`process.exit`, an uncaught error, `resourceLimits`) is replaced at once, and
- * every message it held runs again on the replacement, in the order it was first posted — so per-key
- * order holds, and delivery for those messages is at-least-once (values they had already emitted may
- * be emitted again). Keys on other threads are not touched. Beyond `maxRespawnsPerMinute` (per lane),
- * the held messages fail with `ThreadCrashLoopError` instead (a poison message cannot loop), and so do
- * held messages whose buffers were transferred (`ThreadExitedError`). A value or error that cannot be
- * cloned fails its own message only.
+ * A thread that dies (`process.exit`, an uncaught error, `resourceLimits`) is replaced at once. A crash
+ * is blamed on a message that was running, never on its neighbours: the messages that were running on
+ * it are suspects and run again one at a time on the replacement (each alone for a second at most),
+ * and the one that crashes it alone is blamed — its run fails with `ThreadCrashLoopError`, to its failure policy like a handler's error.
+ * Every other message it held runs again, in the order it was first posted, no attempt counted — so
+ * per-key order holds, and delivery for those that were running is at-least-once (values they had
+ * already emitted may be emitted again). Keys on other threads are not touched. Beyond
+ * `maxRespawnsPerMinute` (per lane), the lane waits for its budget before its next thread; nothing
+ * fails for it. A message whose buffers were transferred to the dead thread cannot run again
+ * (`ThreadExitedError`). A value or error that cannot be cloned fails its own message only.
  *
  * Threads start with the first message and hold the process open only while they hold unfinished
  * messages. `close()` cancels (see there). `ThreadExecutor.shared` also stops its threads whenever no
@@ -79,6 +101,9 @@ export class ThreadExecutor {
       'workers',
       'resourceLimits',
       'maxRespawnsPerMinute',
+      'onLongTurn',
+      'longTurnMs',
+      'maxBlockingMs',
     ] satisfies Array<keyof ThreadExecutorOptions>);
     this.workers = integerOption(
       'ThreadExecutor',
@@ -95,13 +120,24 @@ export class ThreadExecutor {
       5,
       0,
     );
+    const maxBlockingMs =
+      options.maxBlockingMs === undefined
+        ? undefined
+        : integerOption('ThreadExecutor', 'maxBlockingMs', options.maxBlockingMs, 0, 1);
+    const longTurnMs = integerOption('ThreadExecutor', 'longTurnMs', options.longTurnMs, 50, 1);
+    const onLongTurn =
+      options.onLongTurn === undefined
+        ? undefined
+        : functionOption('ThreadExecutor', 'onLongTurn', options.onLongTurn);
     const lanes = new ThreadLanes(
       this.workers,
       resourceLimitsOf(options.resourceLimits),
       maxRespawnsPerMinute,
       buildingShared,
+      maxBlockingMs,
     );
     this.#lanes = lanes;
+    if (onLongTurn !== undefined) lanes.watchLongTurns(longTurnMs, onLongTurn);
     // The main thread admits and settles; handlers run in the threads, where metrics do not measure.
     attachLanes(this, {
       name: 'ThreadExecutor',
@@ -112,7 +148,16 @@ export class ThreadExecutor {
       local: null,
       router: (routed, work) => new ThreadRouter(routed, lanes, work),
       loop: threadLoop,
+      watchLongTurns: (thresholdMs, listener) => lanes.watchLongTurns(thresholdMs, listener),
     });
+  }
+
+  /**
+   * Reports handler runs on these threads that hold their thread `thresholdMs` or longer (see the
+   * `onLongTurn` option). Returns the function that stops it.
+   */
+  onLongTurn(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void {
+    return this.#lanes.watchLongTurns(thresholdMs, listener);
   }
 
   /** Whether `close()` has been called: a closed executor runs nothing more. */

@@ -2,13 +2,17 @@ import { type ResourceLimits, type TransferListItem, Worker } from 'node:worker_
 import { type ExecutorClient, terminateAll } from '../engine/lane-set';
 import { ExecutorClosedError } from '../errors';
 import { textOf } from '../internal/text-of';
-import { ThreadCrashLoopError, ThreadExitedError } from './errors';
+import { BlockWatch } from './block-watch';
+import { ThreadBlockedError, ThreadCrashLoopError, ThreadExitedError } from './errors';
 import {
   HELD_TICKET,
   issueTicket,
   type ThreadInit,
   type TransferItem,
+  ticketStarted,
   transferListMisuse,
+  transfersLost,
+  WATCH_SLOTS,
   withdrawTicket,
 } from './protocol';
 import type { ThreadHandler } from './thread-handler';
@@ -49,6 +53,8 @@ export interface PostedMessage {
   readonly transfers: readonly TransferItem[] | undefined;
   /** Set once a run of it failed in a client that holds failures: its thread holds it (see protocol.ts). */
   hold: Hold | null;
+  /** A thread died of it once already: if one dies while it runs again, it is blamed at once. */
+  blamed: boolean;
 }
 
 /** A held message's state on the main thread. */
@@ -80,7 +86,30 @@ export interface ThreadClient extends ExecutorClient {
   ranHeld(posted: PostedMessage, failed: boolean, error?: unknown): void;
 }
 
+/** What a lane keeps while it recovers from a crash (see `died`). */
+interface Recovery {
+  /**
+   * Messages held back from the thread, in posting order, while it runs the suspects of a crash one at a
+   * time (or while the lane is down): sent once the last suspect has ended. Null when none are held back.
+   */
+  deferred: Map<number, PostedMessage> | null;
+  /** Messages that were running when the last thread died, each to run alone on the replacement, in turn. */
+  suspects: PostedMessage[];
+  /** The suspect running alone now: if the thread dies meanwhile, it is to blame. */
+  alone: PostedMessage | null;
+  /** Ends the alone run's grace (see `ISOLATION_GRACE_MS`), while one runs. */
+  aloneGrace: NodeJS.Timeout | null;
+  /** The message whose handler held the thread past `maxBlockingMs`, and its error, while its thread is terminated. */
+  blocked: { posted: PostedMessage; error: unknown } | null;
+}
+
 const MINUTE_MS = 60_000;
+/**
+ * How long a suspect of a crash runs alone on the replacement before the next suspect (and then
+ * everything held back) runs beside it: a crash at a handler's start shows at once, and a handler
+ * that runs long or never ends must not hold its lane back after a crash.
+ */
+const ISOLATION_GRACE_MS = 1000;
 
 /**
  * The worker threads behind a `ThreadExecutor` (see there for the model): one slot per thread lane,
@@ -88,6 +117,8 @@ const MINUTE_MS = 60_000;
  */
 export class ThreadLanes {
   private readonly slots: ThreadSlot[];
+  /** Each lane's recovery from a crash, by lane index. */
+  private readonly recovery: Recovery[];
   /** Running dispatchers by channel. */
   private readonly clients = new Map<number, ThreadClient>();
   /** Messages posted and not finished, by id; insertion order is posting order (replayed after a crash). */
@@ -97,6 +128,8 @@ export class ThreadLanes {
   /** Where the round-robin scan for a parked thread starts next. */
   private parkedCursor = 0;
   private isClosed = false;
+  /** Sees, from this thread, a handler that holds its thread (long turns, `maxBlockingMs`). */
+  private readonly blockWatch: BlockWatch;
 
   constructor(
     workers: number,
@@ -104,11 +137,36 @@ export class ThreadLanes {
     private readonly maxRespawnsPerMinute: number,
     /** The shared executor's lanes stop their threads whenever no dispatcher runs on them. */
     private readonly stopWhenIdle: boolean,
+    /** A handler run that holds its thread this long has its thread replaced; undefined: no bound. */
+    private readonly maxBlockingMs: number | undefined,
   ) {
     this.slots = Array.from(
       { length: workers },
       (_, i) => new ThreadSlot(i, (slot, ops) => this.postSeparately(slot, ops)),
     );
+    this.recovery = this.slots.map(() => ({
+      deferred: null,
+      suspects: [],
+      alone: null,
+      aloneGrace: null,
+      blocked: null,
+    }));
+    this.blockWatch = new BlockWatch(this.slots, maxBlockingMs, (slot, id) => this.blocked(slot, id));
+  }
+
+  /** Reports handler runs that hold their thread `thresholdMs` or longer; returns the function that stops it. */
+  watchLongTurns(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void {
+    return this.blockWatch.watch(thresholdMs, listener);
+  }
+
+  /** The handler of `messageId` held `slot`'s thread past `maxBlockingMs`: terminate the thread. */
+  private blocked(slot: ThreadSlot, messageId: number): void {
+    const posted = this.posted.get(messageId);
+    const worker = slot.worker;
+    if (posted === undefined || posted.placement.slot !== slot || worker === null) return;
+    const error = new ThreadBlockedError(slot.index, this.maxBlockingMs as number, posted.key);
+    (this.recovery[slot.index] as Recovery).blocked = { posted, error };
+    void worker.terminate();
   }
 
   get closed(): boolean {
@@ -181,8 +239,8 @@ export class ThreadLanes {
       if (slot.opened.has(client.channel)) slot.write(writePage, client.channel, page);
   }
 
-  /** The thread a new key is pinned to (see the class comment), or null when all are down. */
-  pickThread(): ThreadSlot | null {
+  /** The thread a new key is pinned to (see the class comment). */
+  pickThread(): ThreadSlot {
     const slots = this.slots;
     const n = slots.length;
     for (let i = 0; i < n; i++) {
@@ -194,7 +252,12 @@ export class ThreadLanes {
     }
     let best: ThreadSlot | null = null;
     for (const slot of slots) {
-      if (slot.down) continue;
+      // A lane that is down takes a key only when every lane is: its messages wait for its next thread.
+      if (best !== null && slot.down !== best.down) {
+        if (slot.down) continue;
+        best = slot;
+        continue;
+      }
       if (
         best === null ||
         slot.unfinished < best.unfinished ||
@@ -203,7 +266,7 @@ export class ThreadLanes {
         best = slot;
       }
     }
-    return best;
+    return best as ThreadSlot;
   }
 
   /** Posts one admitted message to the thread of its key (batched; see protocol.ts). */
@@ -216,7 +279,17 @@ export class ThreadLanes {
   ): void {
     const id = ++this.nextMessageId;
     const ticket = client.tickets.take();
-    const posted: PostedMessage = { id, client, placement, ticket, key, message, transfers, hold: null };
+    const posted: PostedMessage = {
+      id,
+      client,
+      placement,
+      ticket,
+      key,
+      message,
+      transfers,
+      hold: null,
+      blamed: false,
+    };
     this.posted.set(id, posted);
     placement.slot.hold();
     const misuse = transfers && transferListMisuse(transfers, placement.slot.pendingTransfers);
@@ -233,6 +306,12 @@ export class ThreadLanes {
    * one starts held there, and runs again the retry it was running.
    */
   private send(posted: PostedMessage): void {
+    const deferred = this.recoveryOf(posted).deferred;
+    if (deferred !== null) deferred.set(posted.id, posted);
+    else this.sendNow(posted);
+  }
+
+  private sendNow(posted: PostedMessage): void {
     const { client, placement, hold } = posted;
     const slot = this.openedSlot(client, placement.slot);
     if (hold === null) issueTicket(client.tickets.pages, posted.ticket, posted.id);
@@ -268,6 +347,8 @@ export class ThreadLanes {
     if (this.posted.get(posted.id) !== posted || posted.hold === null) return;
     posted.hold.retrying = item;
     posted.hold.firstFailure = null;
+    // Held back from its thread: the retry is sent with it.
+    if (this.recoveryOf(posted).deferred?.has(posted.id)) return;
     const slot = this.openedSlot(posted.client, posted.placement.slot);
     slot.write(writeRetry, posted.client.channel, posted.id, item);
   }
@@ -286,10 +367,60 @@ export class ThreadLanes {
     this.posted.delete(posted.id);
     posted.client.tickets.give(posted.ticket);
     posted.placement.slot.letGo();
+    this.runEnded(posted);
+  }
+
+  /** A run of `posted` ended (or it left): if it was the suspect running alone, the next one runs. */
+  private runEnded(posted: PostedMessage): void {
+    const slot = posted.placement.slot;
+    if ((this.recovery[slot.index] as Recovery).alone !== posted) return;
+    this.endAlone(slot);
+    this.runSuspects(slot);
+  }
+
+  private recoveryOf(posted: PostedMessage): Recovery {
+    return this.recovery[posted.placement.slot.index] as Recovery;
+  }
+
+  private endAlone(slot: ThreadSlot): void {
+    const recovery = this.recovery[slot.index] as Recovery;
+    recovery.alone = null;
+    if (recovery.aloneGrace !== null) clearTimeout(recovery.aloneGrace);
+    recovery.aloneGrace = null;
+  }
+
+  /**
+   * After a crash: sends the next suspect to run alone on `slot`'s thread, or, once none is left, every
+   * message held back, in posting order.
+   */
+  private runSuspects(slot: ThreadSlot): void {
+    const recovery = this.recovery[slot.index] as Recovery;
+    if (slot.down || recovery.alone !== null || this.isClosed) return;
+    while (recovery.suspects.length > 0) {
+      const next = recovery.suspects.shift() as PostedMessage;
+      if (this.posted.get(next.id) !== next) continue; // it left meanwhile
+      recovery.deferred?.delete(next.id);
+      recovery.alone = next;
+      // One that does not end within the grace (a long or endless async handler) goes on beside the next.
+      recovery.aloneGrace = setTimeout(() => {
+        if (recovery.alone !== next) return;
+        this.endAlone(slot);
+        this.runSuspects(slot);
+      }, ISOLATION_GRACE_MS);
+      recovery.aloneGrace.unref();
+      this.sendNow(next);
+      return;
+    }
+    const deferred = recovery.deferred;
+    recovery.deferred = null;
+    if (deferred === null) return;
+    for (const posted of deferred.values()) if (this.posted.get(posted.id) === posted) this.sendNow(posted);
   }
 
   private spawn(slot: ThreadSlot): void {
-    const init: ThreadInit = { index: slot.index };
+    const watch = new Int32Array(new SharedArrayBuffer(4 * WATCH_SLOTS));
+    const init: ThreadInit = { index: slot.index, watch };
+    slot.watchMemory = watch;
     const worker = new Worker(threadWorkerEntry(), { workerData: init, resourceLimits: this.resourceLimits });
     slot.worker = worker;
     slot.opened.clear();
@@ -327,6 +458,7 @@ export class ThreadLanes {
       if (posted.hold === null) posted.hold = { retrying: null, firstFailure: { error } };
       else posted.hold.retrying = null;
       posted.client.ranHeld(posted, failed, error);
+      this.runEnded(posted);
       return;
     }
     this.forget(posted);
@@ -334,33 +466,108 @@ export class ThreadLanes {
     else posted.client.done(posted);
   }
 
-  /** A thread died on its own: replace it and run its messages again, or fail them past the rate limit. */
+  /**
+   * A thread died on its own. Only the messages running on it are suspects: each runs alone on the
+   * replacement, so that the one that keeps crashing it is blamed (`ThreadCrashLoopError`, to its failure
+   * policy like a handler's error); every other message it held is sent again as it was, no attempt
+   * counted. Past `maxRespawnsPerMinute` the lane waits for its budget instead of failing anything.
+   */
   private died(slot: ThreadSlot, exitCode: number, error: unknown): void {
+    const recovery = this.recovery[slot.index] as Recovery;
     slot.worker = null;
+    slot.watchMemory = null;
     slot.opened.clear();
     slot.dropPending();
+    const alone = recovery.alone;
+    this.endAlone(slot);
+    const blocked = recovery.blocked;
+    recovery.blocked = null;
+    const deferred = recovery.deferred ?? new Map<number, PostedMessage>();
     const held: PostedMessage[] = [];
     for (const posted of this.posted.values()) if (posted.placement.slot === slot) held.push(posted);
+    // What ran on the dead thread: a message held back from it never reached it.
+    const running = held.filter((posted) => !deferred.has(posted.id) && this.started(posted));
+    // Terminated for holding it past `maxBlockingMs`, the thread had no crash: the others are innocent.
+    const culprit =
+      (blocked !== null && held.includes(blocked.posted) ? blocked.posted : null) ??
+      (alone !== null && running.includes(alone) ? alone : null) ??
+      running.find((posted) => posted.blamed) ??
+      null;
+    // A message whose data moved to the dead thread cannot run again (its culprit's fate is `blame`'s).
+    const lost = held.filter(
+      (posted) => posted !== culprit && posted.transfers !== undefined && transfersLost(posted.transfers),
+    );
+    const suspects =
+      blocked !== null ? [] : running.filter((posted) => posted !== culprit && !lost.includes(posted));
+    recovery.suspects = suspects;
+    // Everything else waits for the suspects, in posting order: a suspect is the oldest of its key here.
+    recovery.deferred = new Map();
+    for (const posted of held) {
+      if (suspects.includes(posted) || lost.includes(posted)) continue;
+      if (posted !== culprit || this.heldAfterBlame(posted)) recovery.deferred.set(posted.id, posted);
+    }
+    // Held there under a policy, the culprit is sent again as a held message, not to run again at once.
+    if (culprit !== null && this.heldAfterBlame(culprit)) {
+      if (culprit.hold === null) culprit.hold = { retrying: null, firstFailure: null };
+      else culprit.hold.retrying = null;
+    }
+    this.respawn(slot);
+    for (const posted of lost) this.failHeld(posted, new ThreadExitedError(slot.index, exitCode, error));
+    if (culprit === null) return;
+    this.blame(
+      culprit,
+      blocked?.posted === culprit
+        ? blocked.error
+        : new ThreadCrashLoopError(slot.index, exitCode, error, culprit.key),
+    );
+  }
+
+  /** Whether `posted` was running on its thread: started and not ended (a held one: a retry under way). */
+  private started(posted: PostedMessage): boolean {
+    if (posted.hold !== null) return posted.hold.retrying !== null;
+    return ticketStarted(posted.client.tickets.pages, posted.ticket);
+  }
+
+  /** Replaces `slot`'s dead thread now, or once its respawn budget allows, and sends it its messages. */
+  private respawn(slot: ThreadSlot): void {
     const now = Date.now();
     slot.respawnTimes = slot.respawnTimes.filter((t) => now - t < MINUTE_MS);
     if (slot.respawnTimes.length < this.maxRespawnsPerMinute) {
       slot.respawnTimes.push(now);
-      if (held.length > 0) this.spawn(slot);
-      for (const posted of held) {
-        // Failing one held message can end its dispatcher, which withdraws the others it held.
-        if (this.posted.get(posted.id) !== posted) continue;
-        if (posted.transfers === undefined) this.send(posted);
-        else this.failHeld(posted, new ThreadExitedError(slot.index, exitCode, error));
-      }
+      if (slot.unfinished > 0) this.spawn(slot);
+      this.runSuspects(slot);
       return;
     }
     slot.down = true;
     const retryAt = (slot.respawnTimes[0] ?? now) + MINUTE_MS;
     setTimeout(() => {
       slot.down = false;
+      if (this.isClosed) return;
+      slot.respawnTimes.push(Date.now());
+      if (slot.unfinished > 0) this.spawn(slot);
+      this.runSuspects(slot);
     }, retryAt - now).unref();
-    const crashLoop = new ThreadCrashLoopError(slot.index, exitCode, error, this.maxRespawnsPerMinute);
-    for (const posted of held) this.failHeld(posted, crashLoop);
+  }
+
+  /**
+   * The message that keeps crashing its thread: its run fails with `error`, like a handler's. Under a
+   * failure policy it stays held on the replacement (its key waits) while the policy decides.
+   */
+  private blame(posted: PostedMessage, error: unknown): void {
+    if (this.posted.get(posted.id) !== posted) return;
+    posted.blamed = true;
+    if (this.heldAfterBlame(posted)) posted.client.ranHeld(posted, true, error);
+    else this.failHeld(posted, error);
+  }
+
+  /**
+   * Whether a blamed message stays held on its thread for its failure policy: not without a policy, nor
+   * when its data moved to the dead thread (it cannot run again: each run the policy asks for fails).
+   */
+  private heldAfterBlame(posted: PostedMessage): boolean {
+    return (
+      posted.client.holdsFailures && (posted.transfers === undefined || !transfersLost(posted.transfers))
+    );
   }
 
   private failHeld(posted: PostedMessage, error: unknown): void {
@@ -412,6 +619,7 @@ export class ThreadLanes {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
+    this.blockWatch.stop();
     let failure: unknown = null;
     try {
       terminateAll(this.clients.values(), new ExecutorClosedError('ThreadExecutor'), 'ThreadExecutor');

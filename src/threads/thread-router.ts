@@ -4,7 +4,6 @@ import { textOf } from '../internal/text-of';
 import { isPromiseLike } from '../internal/thenable';
 import { isKeyFailure } from '../key-failure';
 import { describe } from '../validate';
-import { NoThreadLaneError } from './errors';
 import type { TransferItem } from './protocol';
 import type { ThreadHandler } from './thread-handler';
 import type { KeyPlacement, PostedMessage, ThreadClient, ThreadLanes } from './thread-lanes';
@@ -83,10 +82,6 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     }
     if (placement === undefined) {
       const slot = this.threads.pickThread();
-      if (slot === null) {
-        this.unposted(key, message, new NoThreadLaneError());
-        return true;
-      }
       slot.pinned++;
       placement = { slot, mailboxId: ++this.lastMailboxId, unfinished: 0 };
       this.placements.set(key, placement);

@@ -19,6 +19,8 @@ export class ThreadSlot {
   down = false;
   /** When this lane's thread was replaced within the last minute, oldest first (its respawn rate limit). */
   respawnTimes: number[] = [];
+  /** The current thread's watch memory (see `ThreadInit.watch`), or null while none runs. */
+  watchMemory: Int32Array | null = null;
   /** Records for the worker, posted as one batch (see wire.ts). */
   private ops: unknown[] = [];
   private transfers: TransferItem[] = [];

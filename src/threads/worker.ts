@@ -15,6 +15,8 @@ import {
   claimTicket,
   FLUSH_AT,
   HELD_TICKET,
+  RUNNING_MESSAGE,
+  RUNS_STARTED,
   type ThreadInit,
   type TransferItem,
   transferListMisuse,
@@ -53,6 +55,25 @@ const port = parentPort!;
 const init = workerData as ThreadInit;
 /** The one lane of this thread: every mailbox placed here takes turns on it. */
 const lane = new Lane(init.index, threadLoop);
+
+/**
+ * Calls the handler of message `id`, marking it in the watch memory while the call runs, so that the
+ * main thread sees a handler that holds this thread (see `ThreadInit.watch`).
+ */
+function callWatched(
+  id: number,
+  fn: HandlerFn,
+  message: unknown,
+  context: HandlerContext<unknown>,
+): ObservableInput<unknown> {
+  Atomics.store(init.watch, RUNNING_MESSAGE, id);
+  Atomics.add(init.watch, RUNS_STARTED, 1);
+  try {
+    return fn(message, context);
+  } finally {
+    Atomics.store(init.watch, RUNNING_MESSAGE, 0);
+  }
+}
 
 /** Records for the main thread, posted together (see wire.ts). */
 let outgoing: unknown[] = [];
@@ -303,12 +324,13 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
   }
 
   handle(envelope: Envelope, context: HandlerContext<unknown>): ObservableInput<unknown> {
-    if (!this.holdsFailures) return (this.fn as HandlerFn)(envelope.message, context);
+    const fn = this.fn as HandlerFn;
+    const { id } = envelope;
+    if (!this.holdsFailures) return callWatched(id, fn, envelope.message, context);
     return new Observable<unknown>((subscriber) => {
-      const { id } = envelope;
       const startsHeld = envelope.ticket === HELD_TICKET;
       const run = new HeldRun(
-        this.fn as HandlerFn,
+        (message, context) => callWatched(id, fn, message, context),
         envelope.message,
         context,
         subscriber,
