@@ -46,6 +46,7 @@ async function runUntilError(
         handle: async (m) => {
           handled.push(Number(m.offset));
         },
+        failurePolicy: 'error',
       }),
     ),
     { defaultValue: undefined },
@@ -99,7 +100,7 @@ async function runAgain(kind: ClientAdapter, groupId: string, topic: string, exp
 
 describe.each(ADAPTERS)('Kafka bad messages on $name with a real broker', (kind) => {
   it.each(['redeliver', 'ack'] as const)(
-    "a record without a key and no failure policy (onFailed '%s') errors the output with a MessageError naming its topic, partition and offset, and is delivered again after a restart with everything after it that had not finished",
+    "a record without a key and failurePolicy 'error' (onFailed '%s') errors the output with a MessageError naming its topic, partition and offset, and is delivered again after a restart with everything after it that had not finished",
     async (onFailed) => {
       const topic = await topicWithKeyless();
       const groupId = unique('group');
