@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import {
+  DispatchRuntime,
   DispatchStats,
+  dispatchComponent,
   type FailureReport,
   fromIterable,
   KeyedExecutor,
@@ -12,7 +14,7 @@ import {
   threadHandler,
 } from 'keyed-dispatch';
 import { from, lastValueFrom, mergeMap, type Observable, type OperatorFunction, toArray } from 'rxjs';
-import { outcomeOf, within } from '../lanes/shared-state';
+import { outcomeOf, waitUntil, within } from '../lanes/shared-state';
 
 const RETRY_HANDLERS = join(__dirname, '..', 'fixtures', 'retry-handlers.js');
 
@@ -280,3 +282,42 @@ describe.each(laneKinds.map((kind) => [kind.name, kind] as const))(
     });
   },
 );
+
+describe('the default failure policy in a DispatchRuntime', () => {
+  it('retries a failing message of a LocalBus component in its mailbox while another component keeps running', async () => {
+    jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const journal = new Journal();
+    const failing = new LocalBus<Msg>();
+    const healthy = new LocalBus<Msg>();
+    const handled: number[] = [];
+    const handle = async (m: Msg): Promise<void> => {
+      if (journal.runs[m.id]++ < (m.fails ?? 0)) throw new Error(`run of message ${m.id} failed`);
+      handled.push(m.id);
+    };
+    const runtime = new DispatchRuntime({
+      executor: new KeyedExecutor({ workers: 2 }),
+      components: [
+        dispatchComponent({
+          name: 'failing',
+          source: failing.receive(),
+          dispatch: { key: (m: Msg) => m.key, handle },
+        }),
+        dispatchComponent({
+          name: 'healthy',
+          source: healthy.receive(),
+          dispatch: { key: (m: Msg) => m.key, handle },
+        }),
+      ],
+    }).start();
+    try {
+      await failing.send({ key: 'a', id: 0, journal, fails: 2 });
+      for (let id = 1; id <= 20; id++) await healthy.send({ key: `k${id % 4}`, id, journal });
+      await waitUntil(() => handled.length === 21, 10_000, 'every message handled');
+      expect(journal.runsOf(0)).toBe(3);
+    } finally {
+      const report = await runtime.stopGracefully({ timeoutMs: 5_000 });
+      expect(report.components.map((c) => c.state)).toEqual(['drained', 'drained']);
+      jest.restoreAllMocks();
+    }
+  });
+});
