@@ -12,7 +12,7 @@
  */
 import { Admin, Consumer, Producer } from '@platformatic/kafka';
 import { lastValueFrom } from 'rxjs';
-import { keyedDispatch } from '../src';
+import { keyedDispatch, retryPolicy } from '../src';
 import { fromPlatformaticKafka, type KafkaMessage, kafkaKey } from '../src/kafka';
 
 interface AccountEvent {
@@ -79,6 +79,9 @@ async function main(): Promise<void> {
         if (event.run === runId && ++handledOfThisRun === EVENTS && !FOREVER) void receiver.close();
         return event;
       },
+      // Retried 5 times in its account's mailbox, then left uncommitted for a later run; left out, a
+      // failing record is retried until it succeeds.
+      failurePolicy: retryPolicy({ maxAttempts: 5 }),
     }),
   );
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void receiver.close());

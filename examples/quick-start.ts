@@ -1,4 +1,4 @@
-import { keyedDispatch, LocalBus } from '../src';
+import { keyedDispatch, LocalBus, retryPolicy } from '../src';
 
 interface Deposit {
   account: string;
@@ -24,6 +24,9 @@ bus
       key: (deposit) => deposit.account, // one mailbox per account: its deposits run one at a time, in order
       handle: (deposit) => applyDeposit(deposit), // any ObservableInput; accounts run in parallel
       maxInFlight: 256, // unfinished messages before intake stops
+      // A failing deposit: retried 3 times in its account's mailbox, then settled failed. Left out, a
+      // receiver's message is retried until it succeeds, each failure logged; the output never errors.
+      failurePolicy: retryPolicy({ maxAttempts: 3 }),
     }),
   )
   .subscribe({

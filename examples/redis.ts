@@ -8,7 +8,7 @@
  *   npx ts-node --transpile-only examples/redis.ts 0 2 --forever  # consumer 0 of 2 (start 1 of 2 elsewhere)
  */
 import { Redis } from 'ioredis';
-import { keyedDispatch } from '../src';
+import { keyedDispatch, retryPolicy } from '../src';
 import { fromRedisStreams, StreamPartitions } from '../src/redis';
 
 interface AccountEvent {
@@ -65,6 +65,8 @@ async function main(): Promise<void> {
           if (waiting.delete(`${m.stream} ${m.id}`) && waiting.size === 0) allApplied();
           return [];
         },
+        // Retried 5 times in its account's mailbox, then left pending; left out, retried until it succeeds.
+        failurePolicy: retryPolicy({ maxAttempts: 5 }),
       }),
     )
     .subscribe({ error: (err) => console.error('stopped:', err) });

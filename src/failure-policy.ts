@@ -1,8 +1,10 @@
 import { from, Observable, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
+import { callUser } from './internal/call-user';
 import { sharedSlot } from './internal/shared-slot';
 import { textOf } from './internal/text-of';
 import { followOnce, isPromiseLike } from './internal/thenable';
+import { warnCallbackFailed } from './internal/warn';
 import { isKeyFailure } from './key-failure';
 import { describe, functionOption, integerOption, MAX_TIMER_MS, optionsObject } from './validate';
 
@@ -23,6 +25,25 @@ export interface FailureContext<K> {
   readonly laneIndex: number;
 }
 
+/** What `onFailure` is told about one failed attempt at a message. Safe to keep after the call. */
+export interface FailureReport<T, K> {
+  /** The message; for a batch retried as a batch, its first message. */
+  readonly message: T;
+  /** The message's key; undefined when its key selector failed (threw, or returned no key). */
+  readonly key: K | undefined;
+  /** The attempt that failed, 1 for the first. */
+  readonly attempt: number;
+  /** What the handler (or the key selector) threw or errored with. */
+  readonly error: unknown;
+  /**
+   * Where the message came from, as its receiver describes it (`topic 'orders' partition 3 offset
+   * 1234`, `stream 'orders' entry 1700000000000-0`); undefined for a source that does not say.
+   */
+  readonly source: string | undefined;
+  /** The delay before the next attempt, in ms; undefined when the policy gives up on the message. */
+  readonly retryInMs: number | undefined;
+}
+
 /** Exponential backoff between attempts: `min(maxMs, initialMs × factor^(retry − 1))`, then jittered. */
 export interface BackoffOptions {
   /** Delay before the first retry, in ms. Number ≥ 0. Default 100. */
@@ -41,7 +62,10 @@ export interface BackoffOptions {
 
 /** Options of `retryPolicy`. Invalid values throw a `TypeError` naming the option when the policy is created. */
 export interface RetryPolicyOptions<T, K> {
-  /** Attempts per message, the first one included; 1 means no retry. Integer ≥ 1. Default 3. */
+  /**
+   * Attempts per message, the first one included; 1 means no retry, `Infinity` retries until the
+   * handler succeeds (the key's later messages wait meanwhile). Integer ≥ 1, or `Infinity`. Default 3.
+   */
   maxAttempts?: number;
   /** Delays between attempts. Default: 100 ms doubling up to 10 s, jitter 0.5. */
   backoff?: BackoffOptions;
@@ -72,6 +96,26 @@ export interface RetryPolicyOptions<T, K> {
    * with that error or a `TypeError` naming the key, as `retryable` does.
    */
   random?: () => number;
+  /**
+   * Told each failed attempt, before the retry is scheduled or the policy gives up: to log it, count
+   * it, alert on it. A message whose key selector failed is reported once (`key` undefined). For a
+   * batch retried as a batch, told once per failed attempt of the batch, with its first message. A
+   * throw or a rejection from it changes nothing for the message: a process warning
+   * (`KeyedDispatchWarning`) reports it. Default: none (failures are still counted in the
+   * dispatcher's stats, `failedAttempts`).
+   */
+  onFailure?: (report: FailureReport<T, K>) => void;
+}
+
+/**
+ * What a dispatcher offers the policy around its handler: where a message came from, for reports, and
+ * a count of failed attempts.
+ */
+export interface PolicyHost<T> {
+  /** Where `message` came from, as its receiver describes it; undefined when it does not say. */
+  sourceOf(message: T): string | undefined;
+  /** An attempt failed (or a key selector did): counted in the stats. */
+  failedAttempt(): void;
 }
 
 /** A handler as a dispatcher calls it: of one message, or of a batch when `T` is an array. */
@@ -98,8 +142,8 @@ export interface FailurePolicy<T, K> {
 
 /** What a policy puts around a handler of messages (`wrap`) or of batches (`wrapBatch`). */
 interface Wrappers<T, K> {
-  wrap: PolicyWrap<T, K>;
-  wrapBatch: PolicyWrap<T[], K>;
+  wrap<R>(handle: Handle<T, K, R>, host: PolicyHost<T>): Handle<T, K, R>;
+  wrapBatch<R>(handle: Handle<T[], K, R>, host: PolicyHost<T>): Handle<T[], K, R>;
 }
 
 /**
@@ -115,8 +159,12 @@ export function isFailurePolicy(value: unknown): value is FailurePolicy<unknown,
 }
 
 /** `handle` with `policy` around it: its failures retried, then dead-lettered. */
-export function withPolicy<T, K, R>(policy: FailurePolicy<T, K>, handle: Handle<T, K, R>): Handle<T, K, R> {
-  return (wrappers.of(policy) as Wrappers<T, K>).wrap(handle);
+export function withPolicy<T, K, R>(
+  policy: FailurePolicy<T, K>,
+  handle: Handle<T, K, R>,
+  host: PolicyHost<T>,
+): Handle<T, K, R> {
+  return (wrappers.of(policy) as Wrappers<T, K>).wrap(handle, host);
 }
 
 /**
@@ -129,8 +177,9 @@ export function withPolicy<T, K, R>(policy: FailurePolicy<T, K>, handle: Handle<
 export function withBatchPolicy<T, K, R>(
   policy: FailurePolicy<T, K>,
   handle: Handle<T[], K, R>,
+  host: PolicyHost<T>,
 ): Handle<T[], K, R> {
-  return (wrappers.of(policy) as Wrappers<T, K>).wrapBatch(handle);
+  return (wrappers.of(policy) as Wrappers<T, K>).wrapBatch(handle, host);
 }
 
 /**
@@ -196,6 +245,7 @@ interface ResolvedRetryPolicy<T, K> {
   retryable: (error: unknown, message: T) => boolean;
   deadLetter: RetryPolicyOptions<T, K>['deadLetter'];
   random: () => number;
+  onFailure: RetryPolicyOptions<T, K>['onFailure'];
 }
 
 /**
@@ -216,6 +266,7 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
     'retryable',
     'deadLetter',
     'random',
+    'onFailure',
   ] satisfies Array<keyof RetryPolicyOptions<T, K>>);
   const backoff = options.backoff === undefined ? {} : options.backoff;
   if (backoff === null || typeof backoff !== 'object') {
@@ -225,7 +276,11 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
   }
   const initialMs = numberOption('backoff.initialMs', backoff.initialMs, 100, 0, MAX_TIMER_MS);
   const policy: ResolvedRetryPolicy<T, K> = {
-    maxAttempts: integerOption('retryPolicy', 'maxAttempts', options.maxAttempts, 3, 1),
+    // Infinity: retried until it succeeds.
+    maxAttempts:
+      options.maxAttempts === Number.POSITIVE_INFINITY
+        ? options.maxAttempts
+        : integerOption('retryPolicy', 'maxAttempts', options.maxAttempts, 3, 1),
     initialMs,
     maxMs: numberOption('backoff.maxMs', backoff.maxMs, Math.max(10_000, initialMs), initialMs, MAX_TIMER_MS),
     factor: numberOption('backoff.factor', backoff.factor, 2, 1, Number.POSITIVE_INFINITY),
@@ -240,13 +295,17 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
         : functionOption('retryPolicy', 'deadLetter', options.deadLetter),
     random:
       options.random === undefined ? Math.random : functionOption('retryPolicy', 'random', options.random),
+    onFailure:
+      options.onFailure === undefined
+        ? undefined
+        : functionOption('retryPolicy', 'onFailure', options.onFailure),
   };
   const failurePolicy: FailurePolicy<T, K> = { kind: 'failure-policy' };
   // Not enumerable: the public object stays `{ kind }`.
   wrappers.attach(failurePolicy, { wrap, wrapBatch });
   return failurePolicy;
 
-  function wrapBatch<R>(handle: Handle<T[], K, R>): Handle<T[], K, R> {
+  function wrapBatch<R>(handle: Handle<T[], K, R>, host: PolicyHost<T>): Handle<T[], K, R> {
     /**
      * Message `index` of `batch` alone, as a batch of one under the policy as it is. The batch of one
      * says where it comes from (`pieceOf`): on thread lanes, the thread that holds the batch runs it.
@@ -254,13 +313,20 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
     const one = (batch: T[], index: number, context: HandlerContext<K>): ObservableInput<R> => {
       const piece = index === 0 && batch.length === 1 ? batch : [batch[index] as T];
       if (piece !== batch) pieces.attach(piece, index);
-      return wrap<R>((_message, ctx) => handle(piece, ctx))(batch[index] as T, context);
+      return wrap<R>((_message, ctx) => handle(piece, ctx), host)(batch[index] as T, context);
     };
     // The batch's own attempts have no dead letter: giving up on the batch means taking it apart.
+    // A batch is reported as its first message, as `retryable` is asked.
+    const onFailure = policy.onFailure;
     const asBatch: ResolvedRetryPolicy<T[], K> = {
       ...policy,
       retryable: (error, batch) => policy.retryable(error, batch[0] as T),
       deadLetter: undefined,
+      onFailure: onFailure && ((report) => onFailure({ ...report, message: report.message[0] as T })),
+    };
+    const batchHost: PolicyHost<T[]> = {
+      sourceOf: (batch) => host.sourceOf(batch[0] as T),
+      failedAttempt: () => host.failedAttempt(),
     };
     const attempts = (
       batch: T[],
@@ -270,7 +336,7 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
       new Observable<R>((subscriber) => {
         const isolation = new Isolation(one, batch, context, subscriber);
         const stop = first(
-          new Attempts(asBatch, handle, batch, context, {
+          new Attempts(asBatch, batchHost, handle, batch, context, {
             next: (value) => subscriber.next(value),
             complete: () => subscriber.complete(),
             error: (err) => (isGaveUp(err) ? isolation.start() : subscriber.error(err)),
@@ -295,12 +361,12 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
     };
   }
 
-  function wrap<R>(handle: Handle<T, K, R>): Handle<T, K, R> {
+  function wrap<R>(handle: Handle<T, K, R>, host: PolicyHost<T>): Handle<T, K, R> {
     return (message, context) => {
       const key: unknown = context.key;
       if (isKeyFailure(key)) {
         return new Observable<R>((subscriber) =>
-          new Attempts(policy, handle, message, context, subscriber).deadLetter(key.error),
+          new Attempts(policy, host, handle, message, context, subscriber).deadLetter(key.error),
         );
       }
       let input: ObservableInput<R>;
@@ -308,13 +374,13 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
         input = handle(message, context);
       } catch (err) {
         return new Observable<R>((subscriber) =>
-          new Attempts(policy, handle, message, context, subscriber).failed(err),
+          new Attempts(policy, host, handle, message, context, subscriber).failed(err),
         );
       }
       // An array cannot fail any more: no wrapping, so the policy costs nothing on that path.
       if (Array.isArray(input)) return input;
       return new Observable<R>((subscriber) =>
-        new Attempts(policy, handle, message, context, subscriber).follow(input),
+        new Attempts(policy, host, handle, message, context, subscriber).follow(input),
       );
     };
   }
@@ -326,7 +392,9 @@ export function backoffDelay(
   retry: number,
   drawn: number,
 ): number {
-  const base = Math.min(policy.maxMs, policy.initialMs * policy.factor ** (retry - 1));
+  // Past a thousand retries `factor ** n` is Infinity, and 0 × Infinity is NaN: no growth from 0.
+  const base =
+    policy.initialMs === 0 ? 0 : Math.min(policy.maxMs, policy.initialMs * policy.factor ** (retry - 1));
   const jittered = base * (1 + policy.jitter * (2 * drawn - 1));
   return Math.min(policy.maxMs, Math.max(0, jittered));
 }
@@ -341,6 +409,7 @@ class Attempts<T, K, R> {
 
   constructor(
     private readonly policy: ResolvedRetryPolicy<T, K>,
+    private readonly host: PolicyHost<T>,
     private readonly handle: Handle<T, K, R>,
     private readonly message: T,
     private readonly context: HandlerContext<K>,
@@ -398,8 +467,10 @@ class Attempts<T, K, R> {
     }
     this.running = null;
     if (delay >= 0) {
+      this.report(error, delay);
       this.running = this.context.scheduler.schedule(() => this.retry(), delay);
     } else {
+      this.report(error, undefined);
       this.giveUp(error);
     }
     return () => this.cancel();
@@ -434,8 +505,26 @@ class Attempts<T, K, R> {
 
   /** Straight to the dead letter: the message's key selector failed with `error`. */
   deadLetter(error: unknown): () => void {
+    this.report(error, undefined);
     this.giveUp(error);
     return () => this.cancel();
+  }
+
+  /** Counts a failed attempt and tells `onFailure`, whose own failure is ignored. */
+  private report(error: unknown, retryInMs: number | undefined): void {
+    this.host.failedAttempt();
+    const onFailure = this.policy.onFailure;
+    if (onFailure === undefined) return;
+    const key: unknown = this.context.key;
+    const report: FailureReport<T, K> = {
+      message: this.message,
+      key: isKeyFailure(key) ? undefined : (key as K),
+      attempt: this.attempt,
+      error,
+      source: this.host.sourceOf(this.message),
+      retryInMs,
+    };
+    callUser(onFailure, report, undefined, undefined, onFailureFailed);
   }
 
   private retry(): void {
@@ -557,6 +646,11 @@ class Isolation<T, K, R> {
 
 function always(): boolean {
   return true;
+}
+
+/** A failing `onFailure` is a bug in monitoring code: reported, never in the message's way. */
+function onFailureFailed(error: unknown): void {
+  warnCallbackFailed('retryPolicy onFailure', 'the message goes on as before', error);
 }
 
 /** Validates an optional number option within [min, max]. */

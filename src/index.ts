@@ -6,6 +6,7 @@ export {
   type BackoffOptions,
   type FailureContext,
   type FailurePolicy,
+  type FailureReport,
   type RetryPolicyOptions,
   retryPolicy,
 } from './failure-policy';

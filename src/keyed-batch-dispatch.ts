@@ -39,8 +39,7 @@ function resolveBatchDispatchOptions<T, K, R>(
   owner = 'keyedBatchDispatch',
 ): ResolvedDispatchOptions<T, K, R> {
   optionsObject(owner, options, BATCH_DISPATCH_OPTIONS);
-  const policy = policyOption(owner, options.failurePolicy);
-  return resolveShared(owner, options, policy !== undefined, (handle, maxPerKey) => {
+  return resolveShared(owner, options, policyOption(owner, options.failurePolicy), (handle, maxPerKey) => {
     const maxBatch = integerOption(
       owner,
       'maxBatch',
@@ -53,7 +52,7 @@ function resolveBatchDispatchOptions<T, K, R>(
     return {
       batches: true,
       handle: ownArrayPerCall(handle as Handle<T[], K, R>),
-      policy: policy === undefined ? undefined : (h) => withBatchPolicy(policy, h),
+      withPolicy: withBatchPolicy,
       inFront: (dispatcher, lanes, loop) =>
         new BatchRouter<T, K, R>(dispatcher, maxBatch, maxPerKey, lanes, loop),
     };

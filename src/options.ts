@@ -8,7 +8,7 @@ import {
   type FailurePolicy,
   type Handle,
   isFailurePolicy,
-  type PolicyWrap,
+  type PolicyHost,
   withPolicy,
 } from './failure-policy';
 import { type DispatchStats, intakeBatch, isDispatchStats } from './stats';
@@ -32,8 +32,8 @@ export interface KeyedDispatchOptions<T, K, R> {
   key: (message: T) => K;
   /**
    * Handles one message. Returns any `ObservableInput` (Observable, Promise, array, iterable); its values
-   * are emitted by the operator, and the key's next message starts only after it completes. A throw or
-   * error errors the operator's output (after tearing everything down), unless `failurePolicy` handles it.
+   * are emitted by the operator, and the key's next message starts only after it completes. What a throw
+   * or error does is the `failurePolicy`'s business.
    * On thread lanes, a `threadHandler(module, exportName)` instead: a function in a module the threads load.
    */
   handle: ((message: T, context: HandlerContext<K>) => ObservableInput<R>) | ThreadHandler<T, R>;
@@ -76,11 +76,18 @@ export interface KeyedDispatchOptions<T, K, R> {
   /** Live counters of this dispatcher (in-flight, live mailboxes, settled, ...). Read them any time. */
   stats?: DispatchStats;
   /**
-   * What to do when a handler fails, instead of erroring the output: `retryPolicy({ ... })` retries
-   * inside the key's mailbox with backoff, then dead-letters the message, settles it as failed and goes
-   * on. Default: none (a handler error errors the output).
+   * What to do when a handler (or the key selector) fails for a message:
+   * - `retryPolicy({ ... })`: retries inside the key's mailbox with backoff, then dead-letters the
+   *   message or settles it as failed, and goes on;
+   * - `'error'`: errors the output with the error (after tearing everything down), as RxJS operators do.
+   *
+   * Default: for the messages of a transport receiver (Kafka, Redis Streams, NATS JetStream) and of
+   * `LocalBus`, retried in the key's mailbox until they succeed, 100 ms doubling up to 30 s between
+   * attempts, each failure logged with `console.error` and nothing acknowledged meanwhile (see
+   * docs/failure-policy.md); for any other source (a plain Observable, `fromIterable`,
+   * `fromAsyncIterable`), `'error'`.
    */
-  failurePolicy?: FailurePolicy<T, K>;
+  failurePolicy?: FailurePolicy<T, K> | 'error';
 }
 
 /**
@@ -107,12 +114,13 @@ export interface KeyedBatchDispatchOptions<T, K, R>
    */
   maxBatch?: number;
   /**
-   * What to do when a batch fails, instead of erroring the output: with `retryPolicy({ ... })` a failed
-   * batch is retried as a batch; once its attempts are spent, its messages are retried one at a time, in
-   * order, each with attempts of its own, so only those that keep failing are dead-lettered and the
-   * others are handled. Default: none (a batch's error errors the output).
+   * What to do when a batch fails: with `retryPolicy({ ... })` a failed batch is retried as a batch;
+   * once its attempts are spent, its messages are retried one at a time, in order, each with attempts of
+   * its own, so only those that keep failing are dead-lettered and the others are handled; `'error'`
+   * errors the output. Default: as `keyedDispatch`'s (a transport receiver's failed batch is retried as
+   * a batch until it succeeds; any other source's errors the output).
    */
-  failurePolicy?: FailurePolicy<T, K>;
+  failurePolicy?: FailurePolicy<T, K> | 'error';
 }
 
 export interface ResolvedDispatchOptions<T, K, R> {
@@ -130,26 +138,35 @@ export interface ResolvedDispatchOptions<T, K, R> {
   throughput: number;
   onOverflow: 'buffer' | 'error';
   stats: DispatchStats | undefined;
-  /** A failure policy goes around the handler: a message whose key selector failed goes to it too. */
-  hasFailurePolicy: boolean;
+  /** The `failurePolicy` option as given: undefined leaves it to the receiver's default. */
+  failurePolicy: FailurePolicy<T, K> | 'error' | undefined;
 }
 
 /**
  * What runs for admitted messages: a handler of one message per call (`keyedDispatch`), or of per-key
  * batches (`keyedBatchDispatch`), which `inFront` makes in front of the lane router it builds with
- * `lanes` (and whose first batches it hands over under `loop`); `policy` is the failure policy to put around the handler, where it runs. The batch router
- * comes with the options, so a bundle of `keyedDispatch` alone leaves it out.
+ * `lanes` (and whose first batches it hands over under `loop`); `withPolicy` puts a failure policy
+ * around the handler, where it runs. The batch router comes with the options, so a bundle of
+ * `keyedDispatch` alone leaves it out.
  */
 export type Handling<T, K, R> =
   | {
       readonly batches: false;
       readonly handle: Handle<T, K, R>;
-      readonly policy: PolicyWrap<T, K> | undefined;
+      readonly withPolicy: <Q>(
+        policy: FailurePolicy<T, K>,
+        handle: Handle<T, K, Q>,
+        host: PolicyHost<T>,
+      ) => Handle<T, K, Q>;
     }
   | {
       readonly batches: true;
       readonly handle: Handle<T[], K, R>;
-      readonly policy: PolicyWrap<T[], K> | undefined;
+      readonly withPolicy: <Q>(
+        policy: FailurePolicy<T, K>,
+        handle: Handle<T[], K, Q>,
+        host: PolicyHost<T>,
+      ) => Handle<T[], K, Q>;
       readonly inFront: (
         dispatcher: Routed<T, K, R>,
         lanes: (routed: Routed<T[], K, R>) => Router<T[], K>,
@@ -180,11 +197,10 @@ export function resolveDispatchOptions<T, K, R>(
   owner = 'keyedDispatch',
 ): ResolvedDispatchOptions<T, K, R> {
   optionsObject(owner, options, DISPATCH_OPTIONS);
-  const policy = policyOption(owner, options.failurePolicy);
-  return resolveShared(owner, options, policy !== undefined, (handle) => ({
+  return resolveShared<T, K, R>(owner, options, policyOption(owner, options.failurePolicy), (handle) => ({
     batches: false,
     handle: handle as Handle<T, K, R>,
-    policy: policy === undefined ? undefined : (h) => withPolicy(policy, h),
+    withPolicy,
   }));
 }
 
@@ -192,7 +208,7 @@ export function resolveDispatchOptions<T, K, R>(
 export function resolveShared<T, K, R>(
   owner: string,
   options: Omit<KeyedDispatchOptions<T, K, R>, 'handle' | 'failurePolicy'> & { handle: unknown },
-  hasFailurePolicy: boolean,
+  failurePolicy: FailurePolicy<T, K> | 'error' | undefined,
   handling: (handle: Handle<unknown, K, R>, maxPerKey: number) => Handling<T, K, R>,
 ): ResolvedDispatchOptions<T, K, R> {
   const maxInFlight = integerOption(owner, 'maxInFlight', options.maxInFlight, 256, 1);
@@ -238,21 +254,35 @@ export function resolveShared<T, K, R>(
     throughput: integerOption(owner, 'throughput', options.throughput, 16, 1),
     onOverflow,
     stats: options.stats,
-    hasFailurePolicy,
+    failurePolicy,
   };
 }
 
 /** Checks the `failurePolicy` option. */
 export function policyOption<T, K>(
   owner: string,
-  policy: FailurePolicy<T, K> | undefined,
-): FailurePolicy<T, K> | undefined {
-  if (policy !== undefined && !isFailurePolicy(policy)) {
+  policy: FailurePolicy<T, K> | 'error' | undefined,
+): FailurePolicy<T, K> | 'error' | undefined {
+  if (policy !== undefined && policy !== 'error' && !isFailurePolicy(policy)) {
     throw new TypeError(
-      `${owner}: expected \`failurePolicy\` to be a failure policy (from retryPolicy()), got ${describe(policy)}`,
+      `${owner}: expected \`failurePolicy\` to be a failure policy (from retryPolicy()) or 'error', got ${describe(policy)}`,
     );
   }
   return policy;
+}
+
+/**
+ * The failure policy of a dispatcher: the one it was given, else its receiver's default (see
+ * `ReceiverSession.defaultFailurePolicy`); undefined when a failure errors the output.
+ */
+export function chosenPolicy<T, K>(
+  given: FailurePolicy<T, K> | 'error' | undefined,
+  receiverDefault: FailurePolicy<T, unknown> | undefined,
+): FailurePolicy<T, K> | undefined {
+  if (given === 'error') return undefined;
+  if (given !== undefined) return given;
+  // Anything but a policy (a session of the user's with a wrong value) leaves RxJS semantics.
+  return isFailurePolicy(receiverDefault) ? (receiverDefault as FailurePolicy<T, K>) : undefined;
 }
 
 /** The lanes of the handler's kind: the given executor's, which must be of that kind, or the shared executor's. */

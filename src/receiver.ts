@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import type { FailurePolicy } from './failure-policy';
 import type { TransportFault } from './transport-fault';
 import { functionOption, optionsObject } from './validate';
 
@@ -63,6 +64,14 @@ export interface ReceiverSession<T> {
    * Optional.
    */
   readonly reentrant?: boolean;
+  /**
+   * The failure policy for this session's messages when the dispatcher was given none (no
+   * `failurePolicy` option). The transport receivers and `LocalBus` give one that retries a failed
+   * message in its key's mailbox until it succeeds, so a handler failure never errors the output of a
+   * consumer that must keep running. Optional: without it, a handler failure errors the output (RxJS
+   * semantics), as with a plain Observable.
+   */
+  readonly defaultFailurePolicy?: FailurePolicy<T, unknown>;
   /** `message`'s handler finished: acknowledge it (`done`) or report the failure (`failed`). */
   settle(message: T, outcome: Settlement, error?: unknown): void;
   /**

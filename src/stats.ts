@@ -19,8 +19,13 @@ export interface DispatchSnapshot {
   readonly admitted: number;
   /** Messages whose handler completed. */
   readonly settled: number;
-  /** Messages whose handler errored. */
+  /** Messages settled as failed or dead-lettered: a failure policy gave up on them, or none handled the failure. */
   readonly failed: number;
+  /**
+   * Failed attempts: each time a message's handler (or its key selector) failed, whether it was retried
+   * or not; a message that failed twice and then succeeded counts 2, a failed batch 1.
+   */
+  readonly failedAttempts: number;
   /** Messages of a plain source waiting outside the window (`onOverflow: 'buffer'`). */
   readonly overflow: number;
   /** Messages of keys at their share (`maxPerKey`), waiting outside the window. */
@@ -81,6 +86,7 @@ const none: DispatchSnapshot = {
   admitted: 0,
   settled: 0,
   failed: 0,
+  failedAttempts: 0,
   overflow: 0,
   parked: 0,
   maxPerKey: 0,

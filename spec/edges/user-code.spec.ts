@@ -145,6 +145,7 @@ const retryCases = {
   retryable: { lands: 'output', run: (fail) => underPolicy({ retryable: fail() }) },
   deadLetter: { lands: 'output', run: (fail) => underPolicy({ deadLetter: fail() }) },
   random: { lands: 'output', run: (fail) => underPolicy({ random: fail() }) },
+  onFailure: { lands: 'warning', run: (fail) => underPolicy({ onFailure: fail() }) },
 } satisfies Record<FunctionKeys<RetryPolicyOptions<Msg, string>>, Case>;
 
 async function* generated(items: Msg[]): AsyncGenerator<Msg> {

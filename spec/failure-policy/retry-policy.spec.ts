@@ -349,7 +349,10 @@ describe('retryPolicy on keyedDispatch', () => {
     expect(() =>
       keyedDispatch({ key: (m: Msg) => m.key, handle: () => EMPTY, failurePolicy: { retry: 3 } as never }),
     ).toThrow(
-      'keyedDispatch: expected `failurePolicy` to be a failure policy (from retryPolicy()), got an object (object)',
+      "keyedDispatch: expected `failurePolicy` to be a failure policy (from retryPolicy()) or 'error', got an object (object)",
+    );
+    expect(() => retryPolicy({ onFailure: 1 as never })).toThrow(
+      'retryPolicy: expected `onFailure` to be a function, got 1 (number)',
     );
   });
 });

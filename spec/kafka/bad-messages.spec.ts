@@ -46,6 +46,7 @@ async function runUntilError(
         handle: async (m) => {
           handled.push(Number(m.offset));
         },
+        failurePolicy: 'error',
       }),
     ),
     { defaultValue: undefined },
@@ -99,7 +100,7 @@ async function runAgain(kind: ClientAdapter, groupId: string, topic: string, exp
 
 describe.each(ADAPTERS)('Kafka bad messages on $name with a real broker', (kind) => {
   it.each(['redeliver', 'ack'] as const)(
-    "a record without a key and no failure policy (onFailed '%s') errors the output with a MessageError naming its topic, partition and offset, and is delivered again after a restart with everything after it that had not finished",
+    "a record without a key and failurePolicy 'error' (onFailed '%s') errors the output with a MessageError naming its topic, partition and offset, and is delivered again after a restart with everything after it that had not finished",
     async (onFailed) => {
       const topic = await topicWithKeyless();
       const groupId = unique('group');
@@ -182,7 +183,7 @@ describe.each(ADAPTERS)('Kafka bad messages on $name with a real broker', (kind)
     expect(again).toEqual([RECORDS]);
   });
 
-  it('a handler error reaches the output as a MessageError naming the key, topic, partition and offset', async () => {
+  it("with failurePolicy 'error', a handler error reaches the output as a MessageError naming the key, topic, partition and offset", async () => {
     const topic = await topicWithKeyless();
     const receiver = kind.receiver(unique('group'), [topic]);
     const output = lastValueFrom(
@@ -192,6 +193,7 @@ describe.each(ADAPTERS)('Kafka bad messages on $name with a real broker', (kind)
           handle: async (m) => {
             if (m.offset === '3') throw new Error('boom');
           },
+          failurePolicy: 'error',
         }),
       ),
       { defaultValue: undefined },
@@ -201,5 +203,62 @@ describe.each(ADAPTERS)('Kafka bad messages on $name with a real broker', (kind)
     expect(error).toBeInstanceOf(MessageError);
     expect(error).toMatchObject({ key: 'k3', source: `topic '${topic}' partition 0 offset 3` });
     expect((error as MessageError).cause).toEqual(new Error('boom'));
+  });
+});
+
+describe(`Kafka with no failure policy on ${ADAPTERS[0]?.name}`, () => {
+  it("retries a failing record in its key's mailbox while the other keys' records are handled, commits nothing past it while it fails, and commits everything once it succeeds", async () => {
+    const kind = ADAPTERS[0] as ClientAdapter;
+    const topic = await topicWithKeyless();
+    const groupId = unique('group');
+    const logged: string[] = [];
+    jest.spyOn(console, 'error').mockImplementation((text: unknown) => {
+      logged.push(String(text));
+    });
+    const handled: number[] = [];
+    // The committed offset at each failure: never past the failing record.
+    const committedAtFailure: number[] = [];
+    let failures = 0;
+    const receiver = kind.receiver(groupId, [topic], { commitIntervalMs: 50 });
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: (m) => m.key?.toString() ?? 'keyless',
+          handle: async (m) => {
+            if (m.offset === '3' && failures < 2) {
+              failures++;
+              // Long enough for the records after it, of other keys, to finish and be committable.
+              await new Promise((resolve) => setTimeout(resolve, 200));
+              committedAtFailure.push(
+                Number((await offsets(eventTopics.client, groupId, topic)).committed.get(0)),
+              );
+              throw new Error(`attempt ${failures} failed`);
+            }
+            handled.push(Number(m.offset));
+          },
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    const allHandled = await within(30_000, () => handled.length === RECORDS);
+    const allCommitted = await within(10_000, async () => {
+      const { committed, end } = await offsets(eventTopics.client, groupId, topic);
+      return Number(committed.get(0)) === Number(end.get(0));
+    });
+    await receiver.close();
+    await output;
+    jest.restoreAllMocks();
+
+    expect(allHandled).toBe(true);
+    expect(failures).toBe(2);
+    expect(handled.filter((n) => n === 3)).toEqual([3]);
+    // The other keys' records did not wait for it: most were handled before it.
+    expect(handled.indexOf(3)).toBeGreaterThan(RECORDS / 2);
+    expect(committedAtFailure.every((committed) => committed <= 3)).toBe(true);
+    expect(allCommitted).toBe(true);
+    expect(logged).toHaveLength(2);
+    expect(logged[0]).toContain(
+      `attempt 1 at the message of key k3 of topic '${topic}' partition 0 offset 3`,
+    );
   });
 });

@@ -142,15 +142,20 @@ describe('thread lanes, with a value that cannot cross the thread boundary', () 
       }
     });
 
-    it('from a LocalBus, `send` does not throw, and the output errors with the error it threw', async () => {
+    it("from a LocalBus with failurePolicy 'error', `send` does not throw, and the output errors with the error it threw", async () => {
       const { executor, threadIds } = await warmedUp();
       const bus = new LocalBus<Msg>();
       try {
         const run = scenario({});
         const ended = ending(
-          bus
-            .receive({ onSettled: run.onSettled })
-            .pipe(keyedDispatch<Msg, string, Ran>({ executor, key: (m) => m.key, handle: listingThrows })),
+          bus.receive({ onSettled: run.onSettled }).pipe(
+            keyedDispatch<Msg, string, Ran>({
+              executor,
+              key: (m) => m.key,
+              handle: listingThrows,
+              failurePolicy: 'error',
+            }),
+          ),
         );
         const sends: Array<Promise<unknown>> = [];
         for (const m of run.messages) {

@@ -50,13 +50,13 @@ const account = (m: JetStreamMessage): string => JSON.parse(text.decode(m.data))
 
 describe('fromJetStream with a message whose key selector throws', () => {
   it.each(['redeliver', 'ack'] as const)(
-    "onFailed '%s', no failure policy: the output errors with a MessageError naming its subject, stream and sequence, and the message is redelivered",
+    "onFailed '%s', failurePolicy 'error': the output errors with a MessageError naming its subject, stream and sequence, and the message is redelivered",
     async (onFailed) => {
       const { stream, prefix, consumer } = await consumerWith(`key_throws_${onFailed}`, -1, 1000, 'not json');
 
       const error = await lastValueFrom(
         fromJetStream({ consumer, maxWaitMs: 1000, onFailed }).pipe(
-          keyedDispatch({ key: account, handle: () => [] }),
+          keyedDispatch({ key: account, handle: () => [], failurePolicy: 'error' }),
         ),
       ).catch((err: unknown) => err);
 

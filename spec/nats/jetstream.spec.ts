@@ -221,6 +221,7 @@ describe('fromJetStream', () => {
         keyedDispatch({
           maxInFlight: 1,
           key: (m) => m.subject,
+          failurePolicy: 'error',
           handle: (m) => {
             if (text.decode(m.data) === 'boom') throw new Error('boom');
             return [];

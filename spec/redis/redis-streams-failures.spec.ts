@@ -36,14 +36,16 @@ const account = (m: RedisStreamMessage): string => JSON.parse(m.data).account;
 
 describe('fromRedisStreams with an entry whose key selector throws', () => {
   it.each(['redeliver', 'ack'] as const)(
-    "onFailed '%s', no failure policy: the output errors with a MessageError naming its stream and id, and the entry stays pending, claimable",
+    "onFailed '%s', failurePolicy 'error': the output errors with a MessageError naming its stream and id, and the entry stays pending, claimable",
     async (onFailed) => {
       const stream = await streamOf(`key-throws-${onFailed}`);
       const id = await redis.xadd(stream, '*', 'data', 'not json');
       const options = { redis, streams: [stream], group: GROUP, consumerName: 'c' };
 
       const error = await lastValueFrom(
-        fromRedisStreams({ ...options, onFailed }).pipe(keyedDispatch({ key: account, handle: () => [] })),
+        fromRedisStreams({ ...options, onFailed }).pipe(
+          keyedDispatch({ key: account, handle: () => [], failurePolicy: 'error' }),
+        ),
       ).catch((err: unknown) => err);
 
       expect(error).toBeInstanceOf(MessageError);

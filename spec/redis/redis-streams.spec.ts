@@ -221,6 +221,7 @@ describe('fromRedisStreams', () => {
         keyedDispatch({
           maxInFlight: 1,
           key: (m) => m.key,
+          failurePolicy: 'error',
           handle: (m) => {
             if (m.data === 'boom') throw new Error('boom');
             return [];

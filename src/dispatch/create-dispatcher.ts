@@ -6,7 +6,8 @@ import { DispatchCore } from './dispatch-core';
 /**
  * The one way a dispatcher is built, for `keyedDispatch`, `keyedBatchDispatch` and `DispatchRuntime`:
  * the core with the router of its executor's lanes; for batches, the batch router the options bring in
- * front of it, which hands the lanes one batch of a key at a time (a turn counts its messages).
+ * front of it, which hands the lanes one batch of a key at a time (a turn counts its messages). The
+ * router is made once the source is known, with the failure policy chosen for it (see `chosenPolicy`).
  */
 export function createDispatcher<T, K, R>(
   options: ResolvedDispatchOptions<T, K, R>,
@@ -15,7 +16,7 @@ export function createDispatcher<T, K, R>(
   const { handling, lanes, threadHandler, throughput } = options;
   const timer = options.stats ? statsLink(options.stats).handlerTimer() : null;
   const work = { threadHandler, throughput, timer };
-  return new DispatchCore(options, subscriber, (core) =>
+  return new DispatchCore(options, subscriber, (core, policy) =>
     handling.batches
       ? handling.inFront(
           core,
@@ -23,7 +24,7 @@ export function createDispatcher<T, K, R>(
             lanes.router(batches, {
               ...work,
               handle: handling.handle,
-              policy: handling.policy,
+              policy: policy && ((h) => handling.withPolicy(policy, h, core)),
               maxPerKey: 1,
               sizeOf: (batch: T[]) => batch.length,
             }),
@@ -32,7 +33,7 @@ export function createDispatcher<T, K, R>(
       : lanes.router(core, {
           ...work,
           handle: handling.handle,
-          policy: handling.policy,
+          policy: policy && ((h) => handling.withPolicy(policy, h, core)),
           maxPerKey: options.maxPerKey,
           sizeOf: undefined,
         }),

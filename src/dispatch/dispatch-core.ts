@@ -1,14 +1,14 @@
 import { asapScheduler, type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
 import type { LaneLoop } from '../engine/lane-loop';
 import type { LaneSet } from '../engine/lane-set';
-import { isGaveUp } from '../failure-policy';
+import { type FailurePolicy, isGaveUp, type PolicyHost } from '../failure-policy';
 import { callUser, THREW } from '../internal/call-user';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
 import { isPromiseLike } from '../internal/thenable';
 import { isKeyFailure, KeyFailure, noKey } from '../key-failure';
 import { MessageError } from '../message-error';
-import type { ResolvedDispatchOptions } from '../options';
+import { chosenPolicy, type ResolvedDispatchOptions } from '../options';
 import {
   isPullable,
   openReceiver,
@@ -45,9 +45,14 @@ const MAX_REQUEST = 1024;
  * each to its router, and turns outcomes into output, settlements and more demand. It completes once
  * and tears down once. Where messages run is the router's business (see `Router`).
  */
-export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, DispatchCounters {
+export class DispatchCore<T, K, R>
+  implements ReceiverSink<T>, Routed<T, K, R>, DispatchCounters, PolicyHost<T>
+{
   closed = false;
-  readonly router: Router<T, K>;
+  /** Made in `start`, once the source (and so the failure policy) is known; none before. */
+  router: Router<T, K> = NO_ROUTER as Router<T, K>;
+  /** A failure policy goes around the handler: a message whose key selector failed goes to it too. */
+  private hasPolicy = false;
   /** Admitted messages not yet finished (running or queued): bounded by the window. */
   private inFlight = 0;
   /** Requested from the receiver and not yet delivered: counts against the window too. */
@@ -80,6 +85,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   private admitted = 0;
   private settled = 0;
   private failedCount = 0;
+  private failedAttempts = 0;
   private maxInFlightSeen = 0;
   private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
   /** What the key selector threw last: read right after `callUser` answers `THREW`. */
@@ -98,10 +104,12 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   constructor(
     private readonly options: ResolvedDispatchOptions<T, K, R>,
     private readonly subscriber: Subscriber<R>,
-    router: (dispatcher: DispatchCore<T, K, R>) => Router<T, K>,
+    private readonly makeRouter: (
+      dispatcher: DispatchCore<T, K, R>,
+      policy: FailurePolicy<T, K> | undefined,
+    ) => Router<T, K>,
   ) {
     this.loop = options.lanes.loop;
-    this.router = router(this);
     this.requestAt = Math.min(options.batch, options.maxParked);
     this.requestBelow = options.maxInFlight - this.requestAt;
   }
@@ -116,10 +124,24 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
   }
 
   start(source: Observable<T>): void {
+    if (isPullable<T>(source)) {
+      this.pull(source);
+      return;
+    }
+    this.openRouter(undefined);
+    this.subscribeTo(source);
+  }
+
+  /**
+   * Makes and opens the router, with the failure policy given, else the receiver's default: a plain
+   * source has none, so its failures error the output as in RxJS. Throws when the executor is closed.
+   */
+  private openRouter(receiverDefault: FailurePolicy<T, unknown> | undefined): void {
+    const policy = chosenPolicy(this.options.failurePolicy, receiverDefault);
+    this.hasPolicy = policy !== undefined;
+    this.router = this.makeRouter(this, policy);
     this.router.open();
     if (this.options.stats) statsLink(this.options.stats).attach(this);
-    if (isPullable<T>(source)) this.pull(source);
-    else this.subscribeTo(source);
   }
 
   /** Opens a receiver and asks for a full window, as one admission batch. */
@@ -138,6 +160,13 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
         // its error already, so what cancelling throws is dropped, as after any first failure.
         attempt(() => session.cancel(), []);
         return;
+      }
+      try {
+        this.openRouter(session.defaultFailurePolicy);
+      } catch (err) {
+        // The executor is closed: the session opened for nothing, and nothing tears it down but this.
+        attempt(() => session.cancel(), []);
+        throw err;
       }
       this.session = session;
       // A source that completed while being opened completes the output now, cancelled as any other.
@@ -330,8 +359,11 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
    */
   private keyFailed(message: T, error: unknown): void {
     // A key of its own holds nothing yet, so its share always has room.
-    if (this.options.hasFailurePolicy) this.enter(new KeyFailure(error) as K, message);
-    else this.terminate(this.messageFailure(message, undefined, error));
+    if (this.hasPolicy) this.enter(new KeyFailure(error) as K, message);
+    else {
+      this.failedAttempts++;
+      this.terminate(this.messageFailure(message, undefined, error));
+    }
   }
 
   /**
@@ -339,14 +371,22 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
    * came from, when its receiver says; else the error as thrown.
    */
   private messageFailure(message: T, key: K | undefined, error: unknown): unknown {
-    let source: string | undefined;
-    try {
-      source = this.session?.describe?.(message);
-    } catch {
-      // `describe` must not throw; one that does leaves the failure as thrown rather than hiding it.
-      return error;
-    }
+    const source = this.sourceOf(message);
     return source === undefined ? error : new MessageError(key, source, error);
+  }
+
+  // PolicyHost: what the failure policy asks.
+  sourceOf(message: T): string | undefined {
+    try {
+      return this.session?.describe?.(message);
+    } catch {
+      // `describe` must not throw; one that does leaves the source unsaid (a failure as thrown).
+      return undefined;
+    }
+  }
+
+  failedAttempt(): void {
+    this.failedAttempts++;
   }
 
   // Routed: what the router reports.
@@ -373,6 +413,8 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       this.leftWindow(key);
       return;
     }
+    // Without a policy, the handler's own failure; with one, the policy failed (its dead letter threw).
+    if (!this.hasPolicy) this.failedAttempts++;
     const failure = this.messageFailure(message, isKeyFailure(key) ? undefined : key, error);
     this.settle(message, 'failed', error);
     this.terminate(failure);
@@ -537,6 +579,7 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
       admitted: this.admitted,
       settled: this.settled,
       failed: this.failedCount,
+      failedAttempts: this.failedAttempts,
       overflow: this.overflow.size,
       parked: this.parkedCount,
       maxPerKey: this.options.maxPerKey,
@@ -561,6 +604,20 @@ export class DispatchCore<T, K, R> implements ReceiverSink<T>, Routed<T, K, R>, 
     return hottest([...hot.values()], n);
   }
 }
+
+/** The router of a dispatcher not started yet: it holds nothing. */
+const NO_ROUTER: Router<unknown, unknown> = {
+  open() {},
+  route() {
+    throw new Error('keyedDispatch: a message was routed before the dispatcher started');
+  },
+  discard: () => [],
+  unfinished: () => [],
+  backlogOf: () => 0,
+  hotKeys: () => [],
+  liveMailboxes: 0,
+  close() {},
+};
 
 /** Runs `step`, keeping what it throws in `failures` instead of letting it stop the caller. */
 function attempt(step: () => unknown, failures: unknown[]): void {

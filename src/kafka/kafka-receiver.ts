@@ -1,3 +1,4 @@
+import { defaultFailurePolicy } from '../default-failure-policy';
 import {
   openReceiver,
   Receiver,
@@ -223,6 +224,9 @@ const FINAL_COMMIT_BACKOFF_MS = 500;
 
 /** One subscription: partition trackers feeding the demand, and commits. */
 class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerListener {
+  /** A consumer that must keep running: with no \`failurePolicy\`, a failed message is retried in its key's mailbox. */
+  readonly defaultFailurePolicy = defaultFailurePolicy<KafkaMessage>();
+
   /** Trackers of the current assignment by `topic:partition`. */
   private readonly live = new Map<string, PartitionTracker>();
   /** Revoked trackers still waiting for running messages before their final commit. */

@@ -1,3 +1,4 @@
+import { defaultFailurePolicy } from '../default-failure-policy';
 import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
 import { ClosableReceiver } from '../receivers/closable-receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
@@ -142,6 +143,9 @@ function failedAction(owner: string, action: unknown): (message: JetStreamMessag
 
 /** One subscription: a loop of fetches sized to the demand, plus acknowledgements. */
 class JetStreamSession extends PullSession<JetStreamMessage> {
+  /** A consumer that must keep running: with no \`failurePolicy\`, a failed message is retried in its key's mailbox. */
+  readonly defaultFailurePolicy = defaultFailurePolicy<JetStreamMessage>();
+
   /** The fetch under way, closed when intake stops. */
   private batch: JetStreamFetch | null = null;
   /** Delivered and not yet settled: kept in progress on the server. */

@@ -1,3 +1,4 @@
+import { defaultFailurePolicy } from '../default-failure-policy';
 import { RingQueue } from '../internal/ring-queue';
 import {
   createReceiver,
@@ -203,6 +204,9 @@ export class LocalBus<T> {
 
 /** One receiver's subscription to the bus: its queue of sent messages, delivered against its demand. */
 class BusConsumer<T> extends PullSession<T> {
+  /** The stand-in for a broker behaves as one: with no \`failurePolicy\`, a failed message is retried in its key's mailbox. */
+  readonly defaultFailurePolicy = defaultFailurePolicy<T>();
+
   /** The bus closed: complete once the queue is delivered. */
   private busClosed = false;
 

@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { defaultFailurePolicy } from '../default-failure-policy';
 import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
 import { ClosableReceiver } from '../receivers/closable-receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
@@ -205,6 +206,9 @@ type EntryReply = [id: string, fields: string[] | null];
 
 /** One subscription: a single read loop (so deliveries never exceed demand) plus acknowledgements. */
 class RedisStreamsSession extends PullSession<RedisStreamMessage> {
+  /** A consumer that must keep running: with no \`failurePolicy\`, a failed message is retried in its key's mailbox. */
+  readonly defaultFailurePolicy = defaultFailurePolicy<RedisStreamMessage>();
+
   /** `XACK`s sent and not yet answered: until answered, their entries still count as pending on the server. */
   private readonly acks = new Set<Promise<void>>();
   /** Ids delivered and not yet settled, by stream: a claim scan that meets one never delivers it twice. */

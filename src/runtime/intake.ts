@@ -83,6 +83,7 @@ export class Intake<T> {
         else intake.heldDemand += n;
       },
       reentrant: session.reentrant === true,
+      defaultFailurePolicy: session.defaultFailurePolicy,
       settle: (message, outcome, error) => session.settle(message, outcome, error),
       parked: (message) => session.parked?.(message),
       unparked: (message) => session.unparked?.(message),
