@@ -36,8 +36,8 @@ function runProperty(lanes: string, operator: string, runs: number): Promise<str
 }
 
 describe.each([
-  ['event-loop lanes', 'event-loop', 40],
-  ['thread lanes', 'threads', 5],
+  ['event-loop lanes', 'event-loop', 30],
+  ['thread lanes', 'threads', 4],
 ])('faults at random on %s', (_name, lanes, runs) => {
   it.each(['keyedDispatch', 'keyedBatchDispatch'])(
     '%s acknowledges nothing unseen, fails only bad messages, keeps each key in order and keeps the process alive',
