@@ -8,6 +8,7 @@ import {
   threadHandler,
 } from 'keyed-dispatch';
 import { lastValueFrom, type Subscription, toArray } from 'rxjs';
+import { aFewTurns, recordEscapes } from '../support/escapes';
 import { FIXTURES, laneKinds, type Msg, type Ran } from './lane-kinds';
 import { outcomeOf, waitUntil, within } from './shared-state';
 
@@ -46,6 +47,43 @@ describe.each(laneKinds)('a handler that holds its lane, on %s', (_name, kind) =
     }
   });
 });
+
+describe.each(laneKinds)(
+  'an onLongTurn listener that throws a value with no text form, on %s',
+  (_name, kind) => {
+    it('is dropped with a warning, and nothing escapes to the process', async () => {
+      const escapes = recordEscapes();
+      const options = {
+        workers: 1,
+        longTurnMs: 20,
+        onLongTurn: () => {
+          throw Object.create(null);
+        },
+      };
+      const executor = kind.threads ? new ThreadExecutor(options) : new KeyedExecutor(options);
+      try {
+        const ran = await lastValueFrom(
+          fromIterable<Msg>([
+            { key: 'a', n: 1, spinMs: 100 },
+            { key: 'b', n: 1, spinMs: 100 },
+          ]).pipe(
+            keyedDispatch<Msg, string, Ran>({ executor, key: (m) => m.key, handle: kind.handler('spin') }),
+            toArray(),
+          ),
+        );
+        await aFewTurns(50);
+        expect(ran).toHaveLength(2);
+        expect(escapes.escaped).toEqual([]);
+        expect(escapes.warnings).toEqual([
+          expect.stringContaining('onLongTurn failed and is no longer called'),
+        ]);
+      } finally {
+        escapes.restore();
+        await executor.close();
+      }
+    });
+  },
+);
 
 /** 100 keys of 5 messages each; message 1 of key k0 spins (for ever, unless bounded). */
 function busyLoopMessages(): Msg[] {

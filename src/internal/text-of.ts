@@ -16,6 +16,15 @@ export function textOf(value: unknown): string {
 
 /** An error as text for another error's message: `TypeError: …` for an Error, else its text. Never throws. */
 export function errorTextOf(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return textOf(error);
+  if (!(error instanceof Error)) return textOf(error);
+  // Read through `textOf`: a name or message that is a Symbol, or a throwing getter, must not throw here.
+  let name: unknown;
+  let message: unknown;
+  try {
+    name = error.name;
+    message = error.message;
+  } catch {
+    return textOf(error);
+  }
+  return `${textOf(name)}: ${textOf(message)}`;
 }

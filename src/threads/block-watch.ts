@@ -1,4 +1,5 @@
 import { callUser } from '../internal/call-user';
+import { warnCallbackFailed } from '../internal/warn';
 import { RUNNING_MESSAGE, RUNS_STARTED } from './protocol';
 import type { ThreadSlot } from './thread-slot';
 
@@ -121,10 +122,7 @@ export class BlockWatch {
     callUser(entry.listener, laneIndex, durationMs, undefined, (err) => {
       if (!this.listeners.delete(entry)) return;
       this.restart();
-      process.emitWarning(
-        `onLongTurn threw and is no longer called: ${err instanceof Error ? err.message : String(err)}`,
-        { type: 'KeyedDispatchWarning' },
-      );
+      warnCallbackFailed('onLongTurn', 'is no longer called', err);
     });
   }
 }
