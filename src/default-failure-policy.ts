@@ -5,9 +5,13 @@ import { textOf } from './internal/text-of';
  * The options of the failure policy the transport receivers (Kafka, Redis Streams, NATS JetStream) and
  * `LocalBus` give a dispatcher that has none: a failed message is retried in its key's mailbox until it
  * succeeds, 100 ms doubling up to 30 s between attempts (jitter 0.5), its key waiting while every other
- * key flows; each failure is logged with `console.error`. Nothing is acknowledged meanwhile. A message
- * whose key selector failed cannot succeed on retry: it is logged and settled `failed` at once, which
- * its receiver's `onFailed` (by default `'redeliver'`) leaves unacknowledged.
+ * key flows; each failure is logged with `console.error`. Nothing is acknowledged meanwhile. A failure a
+ * retry cannot cure is settled `failed` at once, for its receiver's `onFailed` to decide (Kafka, Redis
+ * Streams and NATS JetStream leave it unacknowledged by default; `LocalBus` drops it): a key selector
+ * that failed (it gives the same answer every time), a message blamed for crashing its thread
+ * (`ThreadCrashLoopError`; each retry would take a thread down again), one past `maxBlockingMs`
+ * (`ThreadBlockedError`), one whose data went down with its thread (`ThreadExitedError`) and one that
+ * cannot be posted to a thread (`DataCloneError`).
  */
 export const DEFAULT_RETRY = {
   maxAttempts: Number.POSITIVE_INFINITY,
@@ -18,8 +22,21 @@ let policy: FailurePolicy<unknown, unknown> | undefined;
 
 /** The default failure policy of the transport receivers (see `DEFAULT_RETRY`); made once, on first use. */
 export function defaultFailurePolicy<T>(): FailurePolicy<T, unknown> {
-  policy ??= retryPolicy<unknown, unknown>({ ...DEFAULT_RETRY, onFailure: logFailure });
+  policy ??= retryPolicy<unknown, unknown>({ ...DEFAULT_RETRY, retryable: isCurable, onFailure: logFailure });
   return policy as FailurePolicy<T, unknown>;
+}
+
+/** Failures a retry cannot cure, by name: errors of another copy of the library, and the platform's own. */
+const INCURABLE = new Set([
+  'ThreadCrashLoopError',
+  'ThreadBlockedError',
+  'ThreadExitedError',
+  'DataCloneError',
+]);
+
+/** Whether another attempt could succeed: every failure but those a retry cannot cure. */
+function isCurable(error: unknown): boolean {
+  return !(error instanceof Error && INCURABLE.has(error.name));
 }
 
 /** The default `onFailure`: one line per failed attempt, so that no failure goes unseen. */
@@ -31,7 +48,7 @@ export function logFailure(report: FailureReport<unknown, unknown>): void {
   const from = report.source === undefined ? '' : ` of ${report.source}`;
   const next =
     report.retryInMs === undefined
-      ? 'a key selector gives the same answer every time, so it is settled failed, not retried (by default left unacknowledged)'
+      ? 'a retry cannot cure it, so it is settled failed and its receiver decides (by default a broker redelivers it later; LocalBus drops it)'
       : `retrying in ${Math.round(report.retryInMs)} ms`;
   console.error(`keyedDispatch: attempt ${report.attempt} at ${what}${from} failed; ${next}.`, report.error);
 }

@@ -321,3 +321,41 @@ describe('the default failure policy in a DispatchRuntime', () => {
     }
   });
 });
+
+describe('the default failure policy on thread lanes, for a message that takes its thread down', () => {
+  it('settles that message failed once it is blamed, instead of retrying it (and killing a thread) for ever, while the other keys finish', async () => {
+    const executor = new ThreadExecutor({ workers: 1 });
+    const bus = new LocalBus<{ key: string; n: number; exit?: boolean }>();
+    const settled: string[] = [];
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const output = outcomeOf(
+        lastValueFrom(
+          bus.receive({ onSettled: (m, outcome) => settled.push(`${m.key}${m.n}:${outcome}`) }).pipe(
+            keyedDispatch({
+              executor,
+              key: (m) => m.key,
+              handle: threadHandler<{ key: string; n: number; exit?: boolean }, unknown>(
+                join(__dirname, '..', 'fixtures', 'lane-handlers.js'),
+                'exitOrWait',
+              ),
+            }),
+            toArray(),
+          ),
+        ),
+      );
+      await bus.send({ key: 'p', n: 1, exit: true });
+      for (let n = 1; n <= 5; n++) for (const key of ['a', 'b', 'c']) await bus.send({ key, n });
+      await waitUntil(() => settled.length === 16, 20_000, 'every message to be settled');
+      expect(settled.filter((s) => !s.endsWith(':done'))).toEqual(['p1:failed']);
+      expect(errors.mock.calls.map((call) => call.map(String).join(' ')).join('\n')).toContain(
+        'ThreadCrashLoopError',
+      );
+      bus.close();
+      expect(await within(output, 10_000, 'the output to complete')).toEqual({ value: expect.any(Array) });
+    } finally {
+      errors.mockRestore();
+      await executor.close();
+    }
+  });
+});
