@@ -3,19 +3,24 @@ import {
   eachToMainAlone,
   eachToThreadAlone,
   type MainSide,
+  type RecordOfMessage,
   readToMain,
   readToThread,
   type ThreadSide,
+  writeAnnounce,
   writeClose,
+  writeData,
   writeDone,
   writeFailed,
   writeNext,
+  writeNoData,
   writeOpen,
   writePage,
   writeRelease,
   writeRetry,
   writeRun,
   writeStop,
+  writeWant,
 } from '../../src/threads/wire';
 
 /** A thread side that logs every record it reads, by name; channel 9 is unknown to it. */
@@ -30,6 +35,9 @@ function loggingThread(log: unknown[]): ThreadSide {
             page: (page) => log.push(['page', channel, page]),
             retry: (...fields) => log.push(['retry', channel, ...fields]),
             release: (messageId) => log.push(['release', channel, messageId]),
+            announce: (...fields) => log.push(['announce', channel, ...fields]),
+            data: (...fields) => log.push(['data', channel, ...fields]),
+            noData: (messageId) => log.push(['noData', channel, messageId]),
           },
     close: (channel) => log.push(['close', channel]),
     stop: () => log.push(['stop']),
@@ -38,6 +46,7 @@ function loggingThread(log: unknown[]): ThreadSide {
 
 function loggingMain(log: unknown[]): MainSide {
   return {
+    want: (messageId) => log.push(['want', messageId]),
     next: (...fields) => log.push(['next', ...fields]),
     done: (messageId) => log.push(['done', messageId]),
     failed: (...fields) => log.push(['failed', ...fields]),
@@ -56,6 +65,9 @@ describe('the records of the thread protocol', () => {
     writePage(batch, 1, page);
     writeRetry(batch, 1, 100, -1);
     writeRelease(batch, 1, 100);
+    writeAnnounce(batch, 1, 7, 102, 5, 'k1');
+    writeData(batch, 1, 102, { n: 3 });
+    writeNoData(batch, 1, 103);
     const lost = writeRun(batch, 9);
     addToRun(batch, lost, 1, 200, 0, 'k', 'm');
     writeClose(batch, 1);
@@ -73,22 +85,28 @@ describe('the records of the thread protocol', () => {
       ['page', 1, page],
       ['retry', 1, 100, -1],
       ['release', 1, 100],
+      ['announce', 1, 7, 102, 5, 'k1'],
+      ['data', 1, 102, { n: 3 }],
+      ['noData', 1, 103],
       ['close', 1],
       ['stop'],
     ]);
   });
 
   it('splits a batch for a thread into records of their own, one RUN per message', () => {
-    const alone: Array<[unknown[], number | undefined]> = [];
-    eachToThreadAlone(mainBatch(), (record, messageId) => alone.push([record, messageId]));
-    expect(alone.map(([, id]) => id)).toEqual([
+    const alone: Array<[unknown[], RecordOfMessage]> = [];
+    eachToThreadAlone(mainBatch(), (record, of) => alone.push([record, of]));
+    expect(alone.map(([, of]) => of)).toEqual([
       undefined,
-      100,
-      101,
+      { messageId: 100, part: 'whole' },
+      { messageId: 101, part: 'whole' },
       undefined,
       undefined,
       undefined,
-      200,
+      { messageId: 102, part: 'ticket' },
+      { messageId: 102, part: 'data' },
+      undefined,
+      { messageId: 200, part: 'whole' },
       undefined,
       undefined,
     ]);
@@ -101,12 +119,14 @@ describe('the records of the thread protocol', () => {
 
   it('reads back what a thread wrote, and splits it into records of their own', () => {
     const batch: unknown[] = [];
+    writeWant(batch, 4);
     writeNext(batch, 5, 'value');
     writeDone(batch, 5);
     writeFailed(batch, 6, 'boom');
     const log: unknown[] = [];
     readToMain(batch, loggingMain(log));
     expect(log).toEqual([
+      ['want', 4],
       ['next', 5, 'value'],
       ['done', 5],
       ['failed', 6, 'boom'],
@@ -117,7 +137,7 @@ describe('the records of the thread protocol', () => {
       starts.push(at);
       readToMain(record, loggingMain(again));
     });
-    expect(starts).toEqual([0, 3, 5]);
+    expect(starts).toEqual([0, 2, 5, 7]);
     expect(again).toEqual(log);
   });
 });

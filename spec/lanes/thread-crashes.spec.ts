@@ -176,29 +176,74 @@ describe('a thread crash while a handler that never ends was running', () => {
 });
 
 describe('a thread crash while messages with transfer lists are held', () => {
-  // Not met yet: a buffer moved to a thread is gone with it, so the messages posted there and not
-  // started still fail with ThreadExitedError. Meeting it needs the data to move only when the message
-  // starts (or a copy kept); this spec turns green, and `failing` must go, once one of those is done.
-  it.failing('dead-letters only the message that exits; the others run with their data', async () => {
-    const executor = new ThreadExecutor({ workers: 1 });
-    try {
-      const settled: string[] = [];
-      const dead: string[] = [];
-      const messages = messagesOf('t', 4, 4).map((m) => ({
-        ...m,
-        data: new ArrayBuffer(64),
-        ...(m.key === 't1' && m.n === 2 ? { exit: true } : {}),
-      }));
-      const outcome = await run('keyedDispatch', executor, messages, settled, deadLetterPolicy(dead), (m) => [
-        m.data as ArrayBuffer,
-      ]);
-      expect(outcome).toEqual({ value: expect.any(Array) });
-      expect(dead).toEqual(['t12:ThreadCrashLoopError']);
-      expect(settled.filter((s) => !s.endsWith(':done'))).toEqual(['t12:dead-lettered']);
-      const ran = ((outcome as { value: Ran[][] }).value ?? []).flat();
-      expect(ran.every((r) => r.bytes === 64)).toBe(true);
-    } finally {
-      await executor.close();
+  // A message's transferred data moves to its thread only when the thread starts it, so a thread that
+  // dies takes along the data of the messages that were running on it, and no other message's.
+  let executor: ThreadExecutor;
+  beforeEach(() => {
+    executor = new ThreadExecutor({ workers: 1 });
+  });
+  afterEach(() => executor.close());
+
+  /** `perKey` messages of `keys` keys, each with 64 bytes of data to transfer. */
+  const withData = (prefix: string, keys: number, perKey: number): Msg[] =>
+    messagesOf(prefix, keys, perKey).map((m) => ({ ...m, data: new ArrayBuffer(64) }));
+  const dataOf = (m: Msg) => (m.data instanceof ArrayBuffer ? [m.data] : []);
+
+  it('dead-letters only the message that exits; the messages waiting on its thread run with their data', async () => {
+    const settled: string[] = [];
+    const dead: string[] = [];
+    // The first round of the keys t is claimed before x1 exits, or waits behind it; the rest waits.
+    const [first, rest] = [withData('t', 4, 1), withData('t', 4, 4).slice(4)];
+    const messages = [...first, { key: 'x', n: 1, exit: true }, ...rest];
+    const outcome = await run('keyedDispatch', executor, messages, settled, deadLetterPolicy(dead), dataOf);
+    expect(outcome).toEqual({ value: expect.any(Array) });
+    expect(dead).toEqual(['x1:ThreadCrashLoopError']);
+    expect(settled.filter((s) => !s.endsWith(':done'))).toEqual(['x1:dead-lettered']);
+    const ran = ((outcome as { value: Ran[][] }).value ?? []).flat();
+    expect(ran.map((r) => r.bytes)).toEqual(Array(16).fill(64));
+    const orders = ordersOf((outcome as { value: unknown }).value);
+    for (let k = 0; k < 4; k++) expect([`t${k}`, orders.get(`t${k}`)]).toEqual([`t${k}`, [1, 2, 3, 4]]);
+  });
+
+  it('blames at once the only message running when it exits, whose data went down with its thread; the messages behind it run with theirs', async () => {
+    const settled: string[] = [];
+    const dead: string[] = [];
+    const messages = withData('s', 1, 5).map((m) => (m.n === 2 ? { ...m, exit: true } : m));
+    const outcome = await run('keyedDispatch', executor, messages, settled, deadLetterPolicy(dead), dataOf);
+    expect(outcome).toEqual({ value: expect.any(Array) });
+    expect(dead).toEqual(['s02:ThreadCrashLoopError']);
+    expect(settled).toEqual(['s01:done', 's02:dead-lettered', 's03:done', 's04:done', 's05:done']);
+    const ran = ((outcome as { value: Ran[][] }).value ?? []).flat();
+    expect(ran.map((r) => [r.n, r.bytes])).toEqual([
+      [1, 64],
+      [3, 64],
+      [4, 64],
+      [5, 64],
+    ]);
+  });
+
+  it('fails, of the messages the dead thread held, only those running there beside the one that exits', async () => {
+    const settled: string[] = [];
+    const dead: string[] = [];
+    const messages = withData('t', 4, 4).map((m) => (m.key === 't1' && m.n === 2 ? { ...m, exit: true } : m));
+    const outcome = await run('keyedDispatch', executor, messages, settled, deadLetterPolicy(dead), dataOf);
+    expect(outcome).toEqual({ value: expect.any(Array) });
+    expect(settled).toHaveLength(16);
+    // Only a key's oldest unfinished message can be running, so at most one per key: their data went
+    // down with the thread, and none of them can run alone to show which one crashed it.
+    const failed = settled.filter((s) => !s.endsWith(':done')).map((s) => s.split(':')[0]);
+    expect(failed).toContain('t12');
+    expect(new Set(failed.map((s) => s.slice(0, 2))).size).toBe(failed.length);
+    for (const letter of dead) expect(letter).toMatch(/^t\d\d:(ThreadExitedError|ThreadCrashLoopError)$/);
+    expect(dead).toHaveLength(failed.length);
+    const ran = ((outcome as { value: Ran[][] }).value ?? []).flat();
+    expect(ran.every((r) => r.bytes === 64)).toBe(true);
+    // Every message of a key after its failed one (or all of them) is done, in key order.
+    const orders = ordersOf((outcome as { value: unknown }).value);
+    for (let k = 0; k < 4; k++) {
+      const lost = failed.filter((s) => s.startsWith(`t${k}`)).map((s) => Number(s.slice(2)));
+      const expected = [1, 2, 3, 4].filter((n) => !lost.includes(n));
+      expect([`t${k}`, orders.get(`t${k}`)]).toEqual([`t${k}`, expected]);
     }
   });
 });

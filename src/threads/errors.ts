@@ -7,9 +7,10 @@ function cause(exitCode: number, error: unknown): string {
 
 /**
  * The verdict on a message that keeps crashing its thread: it was running when its thread lane died,
- * and again when it ran alone on the replacement (or when it had crashed a thread before). That run
- * fails with this error, which reaches the message's failure policy like a handler's error; the other
- * messages the thread held run again, and none of them fails for it.
+ * and again when it ran alone on the replacement (or when it had crashed a thread before; or it was the
+ * only message running, and the data it transferred there went down with the thread, so it cannot run
+ * alone to clear itself). That run fails with this error, which reaches the message's failure policy
+ * like a handler's error; the other messages the thread held run again, and none of them fails for it.
  */
 export class ThreadCrashLoopError extends Error {
   /** The error's name, for logs and `instanceof`-free checks. */
@@ -21,10 +22,15 @@ export class ThreadCrashLoopError extends Error {
     error: unknown,
     /** The key of the message that crashed it. */
     readonly key: unknown,
+    /** It was the only message running, and its transferred data went down with the thread. */
+    dataLost = false,
   ) {
     super(
-      `the message of key ${textOf(key)} took thread lane ${threadIndex} down (${cause(exitCode, error)}) ` +
-        'each time it ran, once running alone: it is blamed for the crash, and the other messages its thread held run again',
+      `the message of key ${textOf(key)} ` +
+        (dataLost
+          ? `was the only message running when thread lane ${threadIndex} went down (${cause(exitCode, error)}), and the data it transferred there went with it, so it cannot run again`
+          : `took thread lane ${threadIndex} down (${cause(exitCode, error)}) each time it ran, once running alone`) +
+        ': it is blamed for the crash, and the other messages its thread held run again',
       { cause: error },
     );
   }
@@ -55,8 +61,10 @@ export class ThreadBlockedError extends Error {
 }
 
 /**
- * A thread lane died holding a message whose buffers were transferred to it (`threadHandler`'s
- * `transfer` option): the main thread no longer has the data, so the message cannot run again.
+ * A thread lane died while running a message whose buffers were transferred to it (`threadHandler`'s
+ * `transfer` option), beside other running messages: the main thread no longer has the data, so the
+ * message cannot run again, nor run alone to show whether it crashed the thread. (A message that was
+ * only waiting there keeps its data: it moves when the thread starts the message.)
  */
 export class ThreadExitedError extends Error {
   /** The error's name, for logs and `instanceof`-free checks. */
@@ -68,7 +76,7 @@ export class ThreadExitedError extends Error {
     error: unknown,
   ) {
     super(
-      `thread lane ${threadIndex} died (${cause(exitCode, error)}) holding a message whose buffers were transferred to it; ` +
+      `thread lane ${threadIndex} died (${cause(exitCode, error)}) running a message whose buffers were transferred to it; ` +
         'it cannot run again',
       { cause: error },
     );

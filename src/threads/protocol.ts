@@ -19,6 +19,12 @@
  * many messages the thread still has queued, and a discard knows at once which messages never started.
  * A ticket is reused for a later message under a new tag, so a stale record in a thread never matches.
  *
+ * Transfer lists: a message with one (`threadHandler`'s `transfer`) is announced to its thread with its
+ * ticket and key but without its data, which stays on the main thread until the thread claims it and asks
+ * for it: only then does its list move. So a thread that dies takes with it the data of the messages that
+ * were running on it only; a message that was waiting there is sent to the replacement with its data.
+ * Messages without a list are posted with their data at once (no round trip).
+ *
  * Ordering: one port per thread keeps each direction in order, so a message's values arrive before its
  * DONE, and the RUN records of one mailbox arrive in admission order.
  *

@@ -71,8 +71,9 @@ let buildingShared = false;
  * per-key order holds, and delivery for those that were running is at-least-once (values they had
  * already emitted may be emitted again). Keys on other threads are not touched. Beyond
  * `maxRespawnsPerMinute` (per lane), the lane waits for its budget before its next thread; nothing
- * fails for it. A message whose buffers were transferred to the dead thread cannot run again
- * (`ThreadExitedError`). A value or error that cannot be cloned fails its own message only.
+ * fails for it. Transferred buffers move to a thread only when it starts their message: a message that
+ * was waiting there runs again with them; one that was running cannot (the only one running is blamed,
+ * `ThreadCrashLoopError`; one of several fails with `ThreadExitedError`). A value or error that cannot be cloned fails its own message only.
  *
  * Threads start with the first message and hold the process open only while they hold unfinished
  * messages. `close()` cancels (see there). `ThreadExecutor.shared` also stops its threads whenever no

@@ -22,7 +22,10 @@ import {
   eachToThreadAlone,
   type MainSide,
   readToMain,
+  writeAnnounce,
   writeClose,
+  writeData,
+  writeNoData,
   writeOpen,
   writePage,
   writeRelease,
@@ -49,12 +52,14 @@ export interface PostedMessage {
   readonly ticket: number;
   readonly key: unknown;
   readonly message: unknown;
-  /** What the client's `transfer` option listed for it (moved, not copied, to the thread). */
+  /** What the client's `transfer` option listed for it (moved, not copied, once its thread claims it). */
   readonly transfers: readonly TransferItem[] | undefined;
   /** Set once a run of it failed in a client that holds failures: its thread holds it (see protocol.ts). */
   hold: Hold | null;
   /** A thread died of it once already: if one dies while it runs again, it is blamed at once. */
   blamed: boolean;
+  /** Its transfer list moved to its thread (when the thread claimed it): a thread that dies takes it along. */
+  dataMoved: boolean;
 }
 
 /** A held message's state on the main thread. */
@@ -289,16 +294,11 @@ export class ThreadLanes {
       transfers,
       hold: null,
       blamed: false,
+      dataMoved: false,
     };
     this.posted.set(id, posted);
     placement.slot.hold();
-    const misuse = transfers && transferListMisuse(transfers, placement.slot.pendingTransfers);
-    if (misuse) {
-      this.failHeld(
-        posted,
-        new TypeError(`ThreadExecutor: the transfer list of the message for key ${textOf(key)} ${misuse}`),
-      );
-    } else this.send(posted);
+    this.send(posted);
   }
 
   /**
@@ -315,7 +315,18 @@ export class ThreadLanes {
     const { client, placement, hold } = posted;
     const slot = this.openedSlot(client, placement.slot);
     if (hold === null) issueTicket(client.tickets.pages, posted.ticket, posted.id);
-    if (posted.transfers !== undefined) slot.addTransfers(posted.transfers);
+    if (hold === null && posted.transfers !== undefined) {
+      // Its data stays here until its thread claims it (see protocol.ts): a thread that dies before
+      // that leaves it whole for the replacement.
+      posted.dataMoved = false;
+      slot.write(writeAnnounce, client.channel, placement.mailboxId, posted.id, posted.ticket, posted.key);
+      return;
+    }
+    // A held message had started: sent again, its data (still here, or it would have failed) goes with it.
+    if (posted.transfers !== undefined) {
+      posted.dataMoved = true;
+      slot.addTransfers(posted.transfers);
+    }
     const ticket = hold === null ? posted.ticket : HELD_TICKET;
     slot.pushRun(client.channel, placement.mailboxId, posted.id, ticket, posted.key, posted.message);
     if (hold !== null && hold.retrying !== null)
@@ -437,11 +448,38 @@ export class ThreadLanes {
 
   /** Values and outcomes coming back from the threads (see wire.ts). */
   private readonly fromThreads: MainSide = {
+    want: (messageId) => this.sendData(messageId),
     // A value of a message no longer posted (failed, or its dispatcher ended) is dropped.
     next: (messageId, value) => this.posted.get(messageId)?.client.emit(value),
     done: (messageId) => this.ended(messageId, false, undefined),
     failed: (messageId, error) => this.ended(messageId, true, error),
   };
+
+  /**
+   * Its thread claimed an announced message: its data goes now, its transfer list moving with it. A
+   * message no longer posted needs nothing: its dispatcher ended (CLOSE cancels it there) or its thread died.
+   */
+  private sendData(id: number): void {
+    const posted = this.posted.get(id);
+    if (posted === undefined || posted.transfers === undefined) return;
+    const { client, placement } = posted;
+    const slot = placement.slot;
+    if (slot.worker === null || !slot.opened.has(client.channel)) return;
+    const misuse = transferListMisuse(posted.transfers, slot.pendingTransfers);
+    if (misuse) {
+      slot.write(writeNoData, client.channel, id);
+      this.failHeld(
+        posted,
+        new TypeError(
+          `ThreadExecutor: the transfer list of the message for key ${textOf(posted.key)} ${misuse}`,
+        ),
+      );
+      return;
+    }
+    posted.dataMoved = true;
+    slot.addTransfers(posted.transfers);
+    slot.write(writeData, client.channel, id, posted.message);
+  }
 
   /** A run ended in its thread: done, or failed with `error`. */
   private ended(id: number, failed: boolean, error: unknown): void {
@@ -471,6 +509,8 @@ export class ThreadLanes {
    * replacement, so that the one that keeps crashing it is blamed (`ThreadCrashLoopError`, to its failure
    * policy like a handler's error); every other message it held is sent again as it was, no attempt
    * counted. Past `maxRespawnsPerMinute` the lane waits for its budget instead of failing anything.
+   * A running message whose transferred data went down with the thread cannot run again: the only one
+   * running is blamed at once; one of several fails with `ThreadExitedError`.
    */
   private died(slot: ThreadSlot, exitCode: number, error: unknown): void {
     const recovery = this.recovery[slot.index] as Recovery;
@@ -492,11 +532,10 @@ export class ThreadLanes {
       (blocked !== null && held.includes(blocked.posted) ? blocked.posted : null) ??
       (alone !== null && running.includes(alone) ? alone : null) ??
       running.find((posted) => posted.blamed) ??
-      null;
+      // Alone on the thread, it cannot have been crashed by another, nor run alone again to clear itself.
+      (running.length === 1 && dataLost(running[0]) ? running[0] : null);
     // A message whose data moved to the dead thread cannot run again (its culprit's fate is `blame`'s).
-    const lost = held.filter(
-      (posted) => posted !== culprit && posted.transfers !== undefined && transfersLost(posted.transfers),
-    );
+    const lost = held.filter((posted) => posted !== culprit && dataLost(posted));
     const suspects =
       blocked !== null ? [] : running.filter((posted) => posted !== culprit && !lost.includes(posted));
     recovery.suspects = suspects;
@@ -518,13 +557,17 @@ export class ThreadLanes {
       culprit,
       blocked?.posted === culprit
         ? blocked.error
-        : new ThreadCrashLoopError(slot.index, exitCode, error, culprit.key),
+        : new ThreadCrashLoopError(slot.index, exitCode, error, culprit.key, dataLost(culprit)),
     );
   }
 
-  /** Whether `posted` was running on its thread: started and not ended (a held one: a retry under way). */
+  /**
+   * Whether `posted` was running on its thread: started and not ended (a held one: a retry under way).
+   * A claimed message still waiting for its data never ran.
+   */
   private started(posted: PostedMessage): boolean {
     if (posted.hold !== null) return posted.hold.retrying !== null;
+    if (posted.transfers !== undefined && !posted.dataMoved) return false;
     return ticketStarted(posted.client.tickets.pages, posted.ticket);
   }
 
@@ -565,9 +608,7 @@ export class ThreadLanes {
    * when its data moved to the dead thread (it cannot run again: each run the policy asks for fails).
    */
   private heldAfterBlame(posted: PostedMessage): boolean {
-    return (
-      posted.client.holdsFailures && (posted.transfers === undefined || !transfersLost(posted.transfers))
-    );
+    return posted.client.holdsFailures && !dataLost(posted);
   }
 
   private failHeld(posted: PostedMessage, error: unknown): void {
@@ -583,16 +624,23 @@ export class ThreadLanes {
   private postSeparately(slot: ThreadSlot, ops: unknown[]): void {
     const worker = slot.worker;
     if (worker === null) return;
-    eachToThreadAlone(ops, (record, messageId) => {
-      if (messageId === undefined) {
+    eachToThreadAlone(ops, (record, of) => {
+      if (of === undefined) {
         worker.postMessage(record);
         return;
       }
-      const posted = this.posted.get(messageId);
+      const posted = this.posted.get(of.messageId);
       if (posted === undefined) return;
+      const transfers = of.part === 'ticket' ? [] : (posted.transfers ?? []);
       try {
-        worker.postMessage(record, (posted.transfers ?? []) as readonly TransferListItem[]);
+        worker.postMessage(record, transfers as readonly TransferListItem[]);
       } catch (err) {
+        if (of.part === 'data') {
+          // Its thread claimed the message and waits for data that will not come: that run ends there.
+          const noData: unknown[] = [];
+          writeNoData(noData, posted.client.channel, posted.id);
+          worker.postMessage(noData);
+        }
         this.failHeld(posted, notCloneable(posted.key, err));
       }
     });
@@ -629,6 +677,11 @@ export class ThreadLanes {
     await this.stopThreads(true);
     if (failure !== null) throw failure;
   }
+}
+
+/** Whether the data `posted` transferred went to a thread that is gone (see `transfersLost`). */
+function dataLost(posted: PostedMessage): boolean {
+  return posted.transfers !== undefined && posted.dataMoved && transfersLost(posted.transfers);
 }
 
 /** How long a thread may take to honour STOP (a handler may be stuck in a loop) before it is terminated. */

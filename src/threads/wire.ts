@@ -9,6 +9,11 @@
  *   PAGE    channel, ticket page                       one more ticket page of a dispatcher
  *   RUN     channel, count, then `count` times:        messages of one dispatcher, each into a mailbox
  *             mailbox, message id, ticket, key, message (per-dispatcher mailbox id)
+ *   ANNOUNCE channel, mailbox, message id, ticket, key  a message with a transfer list, without its data:
+ *                                                      the thread asks for it (WANT) once it claims it
+ *   DATA    channel, message id, message               an announced message's data, its list transferred
+ *   NO_DATA channel, message id                        an announced message's data cannot come (the
+ *                                                      main thread failed it): its run ends unreported
  *   RETRY   channel, message id, item                  run a held message again
  *   RELEASE channel, message id                        a held message is done: its key goes on
  *   CLOSE   channel                                    the dispatcher ended: cancel and forget it
@@ -18,6 +23,7 @@
  * and channel repeated for every message would make the main thread's posts much costlier.
  *
  * Thread → main:
+ *   WANT    message id                                 an announced message was claimed: send its data
  *   NEXT    message id, value                          the message's handler emitted a value
  *   DONE    message id                                 a handler completed
  *   FAILED  message id, error                          a handler threw or errored (or could not be
@@ -33,9 +39,13 @@ enum ToThread {
   Page,
   Retry,
   Release,
+  Announce,
+  Data,
+  NoData,
 }
 
 enum ToMain {
+  Want,
   Next,
   Done,
   Failed,
@@ -67,6 +77,12 @@ export interface ThreadSide {
 export interface ChannelSide {
   /** One message of a RUN. */
   run(mailbox: number, messageId: number, ticket: number, key: unknown, message: unknown): void;
+  /** ANNOUNCE: a message whose data follows once it is claimed (WANT, then DATA or NO_DATA). */
+  announce(mailbox: number, messageId: number, ticket: number, key: unknown): void;
+  /** DATA: the data of an announced message. */
+  data(messageId: number, message: unknown): void;
+  /** NO_DATA: an announced message's data cannot come. */
+  noData(messageId: number): void;
   /** PAGE: one more ticket page. */
   page(page: Int32Array): void;
   /** RETRY: a held message runs again, itself or item `item` of it. */
@@ -77,6 +93,8 @@ export interface ChannelSide {
 
 /** What the main thread does with the records of a thread. */
 export interface MainSide {
+  /** WANT: the thread claimed the announced message `messageId` and waits for its data. */
+  want(messageId: number): void;
   /** NEXT: the handler of `messageId` emitted `value`. */
   next(messageId: number, value: unknown): void;
   /** DONE: the handler of `messageId` completed. */
@@ -113,6 +131,25 @@ export function addToRun(
 ): void {
   (batch[countAt] as number)++;
   batch.push(mailbox, messageId, ticket, key, message);
+}
+
+export function writeAnnounce(
+  batch: unknown[],
+  channel: number,
+  mailbox: number,
+  messageId: number,
+  ticket: number,
+  key: unknown,
+): void {
+  batch.push(ToThread.Announce, channel, mailbox, messageId, ticket, key);
+}
+
+export function writeData(batch: unknown[], channel: number, messageId: number, message: unknown): void {
+  batch.push(ToThread.Data, channel, messageId, message);
+}
+
+export function writeNoData(batch: unknown[], channel: number, messageId: number): void {
+  batch.push(ToThread.NoData, channel, messageId);
 }
 
 export function writeRetry(batch: unknown[], channel: number, messageId: number, item: number): void {
@@ -166,6 +203,14 @@ export function readToThread(batch: readonly unknown[], side: ThreadSide): void 
         batch[i + 5] as Int32Array[],
         batch[i + 6] as boolean,
       );
+    } else if (op === ToThread.Announce) {
+      side
+        .channel(batch[i + 1] as number)
+        ?.announce(batch[i + 2] as number, batch[i + 3] as number, batch[i + 4] as number, batch[i + 5]);
+    } else if (op === ToThread.Data) {
+      side.channel(batch[i + 1] as number)?.data(batch[i + 2] as number, batch[i + 3]);
+    } else if (op === ToThread.NoData) {
+      side.channel(batch[i + 1] as number)?.noData(batch[i + 2] as number);
     } else if (op === ToThread.Retry) {
       side.channel(batch[i + 1] as number)?.retry(batch[i + 2] as number, batch[i + 3] as number);
     } else if (op === ToThread.Release) {
@@ -182,25 +227,38 @@ export function readToThread(batch: readonly unknown[], side: ThreadSide): void 
 }
 
 /**
- * Each record of a batch for a thread as a batch of its own, a RUN split into one per message, with
- * the message's id (undefined for other records): for posting one by one a batch that cannot be cloned.
+ * The message a record posted alone is about, and what of it the record carries: all of it (RUN), its
+ * ticket only (ANNOUNCE) or its data only (DATA). Undefined for records about no message.
+ */
+export type RecordOfMessage = { messageId: number; part: 'whole' | 'ticket' | 'data' } | undefined;
+
+/**
+ * Each record of a batch for a thread as a batch of its own, a RUN split into one per message, with the
+ * message it concerns (undefined for records of no message): for posting one by one a batch that cannot
+ * be cloned.
  */
 export function eachToThreadAlone(
   batch: readonly unknown[],
-  each: (record: unknown[], messageId: number | undefined) => void,
+  each: (record: unknown[], of: RecordOfMessage) => void,
 ): void {
   for (let i = 0; i < batch.length; ) {
     const op = batch[i] as ToThread;
     if (op !== ToThread.Run) {
       const width = 1 + toThreadFields(op);
-      each(batch.slice(i, i + width), undefined);
+      const record = batch.slice(i, i + width);
+      if (op === ToThread.Announce) each(record, { messageId: record[3] as number, part: 'ticket' });
+      else if (op === ToThread.Data) each(record, { messageId: record[2] as number, part: 'data' });
+      else each(record, undefined);
       i += width;
       continue;
     }
     const channel = batch[i + 1];
     const end = i + 3 + (batch[i + 2] as number) * RUN_MESSAGE;
     for (let m = i + 3; m < end; m += RUN_MESSAGE)
-      each([ToThread.Run, channel, 1, ...batch.slice(m, m + RUN_MESSAGE)], batch[m + 1] as number);
+      each([ToThread.Run, channel, 1, ...batch.slice(m, m + RUN_MESSAGE)], {
+        messageId: batch[m + 1] as number,
+        part: 'whole',
+      });
     i = end;
   }
 }
@@ -208,12 +266,17 @@ export function eachToThreadAlone(
 /** Fields after the op code of a record other than RUN. */
 function toThreadFields(op: ToThread): number {
   if (op === ToThread.Open) return 6;
-  if (op === ToThread.Retry) return 3;
-  if (op === ToThread.Page || op === ToThread.Release) return 2;
+  if (op === ToThread.Announce) return 5;
+  if (op === ToThread.Retry || op === ToThread.Data) return 3;
+  if (op === ToThread.Page || op === ToThread.Release || op === ToThread.NoData) return 2;
   return op === ToThread.Close ? 1 : 0;
 }
 
 // Thread → main: writers.
+
+export function writeWant(batch: unknown[], messageId: number): void {
+  batch.push(ToMain.Want, messageId);
+}
 
 export function writeNext(batch: unknown[], messageId: number, value: unknown): void {
   batch.push(ToMain.Next, messageId, value);
@@ -235,6 +298,7 @@ export function readToMain(batch: readonly unknown[], side: MainSide): void {
     const op = batch[i] as ToMain;
     if (op === ToMain.Next) side.next(batch[i + 1] as number, batch[i + 2]);
     else if (op === ToMain.Done) side.done(batch[i + 1] as number);
+    else if (op === ToMain.Want) side.want(batch[i + 1] as number);
     else side.failed(batch[i + 1] as number, batch[i + 2]);
     i += 1 + toMainFields(op);
   }
@@ -257,5 +321,5 @@ export function eachToMainAlone(
 
 /** Fields after the op code of a record to the main thread. */
 function toMainFields(op: ToMain): number {
-  return op === ToMain.Done ? 1 : 2;
+  return op === ToMain.Done || op === ToMain.Want ? 1 : 2;
 }

@@ -5,7 +5,7 @@
  * records (wire.ts).
  */
 import { parentPort, type TransferListItem, workerData } from 'node:worker_threads';
-import { Observable, type ObservableInput } from 'rxjs';
+import { from, Observable, type ObservableInput, type Subscription } from 'rxjs';
 import { Lane } from '../engine/lane';
 import { threadLoop } from '../engine/lane-loop';
 import { type HandlerContext, Mailbox, type MailboxOwner } from '../engine/mailbox';
@@ -32,6 +32,7 @@ import {
   writeDone,
   writeFailed,
   writeNext,
+  writeWant,
 } from './wire';
 
 type HandlerFn = (message: unknown, context: HandlerContext<unknown>) => ObservableInput<unknown>;
@@ -40,8 +41,14 @@ type HandlerFn = (message: unknown, context: HandlerContext<unknown>) => Observa
 interface Envelope {
   readonly id: number;
   readonly ticket: number;
-  readonly message: unknown;
+  /** Undefined while `awaitsData`. */
+  message: unknown;
+  /** Announced without its data (see protocol.ts): the thread asks for it once it claims the message. */
+  awaitsData: boolean;
 }
+
+/** What an announced message's run receives: its data, or `NO_DATA` when none will come. */
+const NO_DATA = Symbol('no data');
 
 class ThreadMailbox extends Mailbox<Envelope, unknown, unknown> {
   /** The main thread's id of this mailbox (keys of any type map to it; a clone would lose identity). */
@@ -105,6 +112,11 @@ function sendNext(messageId: number, value: unknown, transfers: readonly Transfe
     for (const item of transfers) outgoingTransfers.push(item);
   }
   writeNext(outgoing, messageId, value);
+  sent();
+}
+
+function sendWant(messageId: number): void {
+  writeWant(outgoing, messageId);
   sent();
 }
 
@@ -172,6 +184,7 @@ function postOneByOne(
     } catch (err) {
       // The record becomes its message's failure (a DONE carries nothing that could fail to clone).
       readToMain(record, {
+        want: () => {},
         next: (messageId) => postFailed(messageId, 'emitted a value that cannot be cloned', err),
         done: () => {},
         failed: (messageId, error) =>
@@ -221,6 +234,8 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
    * applied when it starts.
    */
   private readonly early = new Map<number, number>();
+  /** Runs of announced messages waiting for their data, by message id. */
+  private readonly awaiting = new Map<number, (data: unknown) => void>();
 
   constructor(
     readonly throughput: number,
@@ -260,7 +275,22 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
   }
 
   run(mailbox: number, messageId: number, ticket: number, key: unknown, message: unknown): void {
-    const envelope: Envelope = { id: messageId, ticket, message };
+    this.enqueue(mailbox, { id: messageId, ticket, message, awaitsData: false }, key);
+  }
+
+  announce(mailbox: number, messageId: number, ticket: number, key: unknown): void {
+    this.enqueue(mailbox, { id: messageId, ticket, message: undefined, awaitsData: true }, key);
+  }
+
+  data(messageId: number, message: unknown): void {
+    this.awaiting.get(messageId)?.(message);
+  }
+
+  noData(messageId: number): void {
+    this.awaiting.get(messageId)?.(NO_DATA);
+  }
+
+  private enqueue(mailbox: number, envelope: Envelope, key: unknown): void {
     if (this.waiting !== null) this.waiting.push({ mailbox, envelope, key });
     else this.admit(mailbox, envelope, key);
   }
@@ -324,6 +354,7 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
   }
 
   handle(envelope: Envelope, context: HandlerContext<unknown>): ObservableInput<unknown> {
+    if (envelope.awaitsData) return this.afterData(envelope, context);
     const fn = this.fn as HandlerFn;
     const { id } = envelope;
     if (!this.holdsFailures) return callWatched(id, fn, envelope.message, context);
@@ -348,6 +379,36 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
       return () => {
         run.cancel();
         this.held.delete(id);
+      };
+    });
+  }
+
+  /**
+   * The run of an announced message, claimed now: asks the main thread for its data, and runs its handler
+   * once the data is here. No data (the main thread failed the message) ends the run, unreported.
+   */
+  private afterData(envelope: Envelope, context: HandlerContext<unknown>): Observable<unknown> {
+    return new Observable<unknown>((subscriber) => {
+      let run: Subscription | null = null;
+      this.awaiting.set(envelope.id, (data) => {
+        this.awaiting.delete(envelope.id);
+        if (data === NO_DATA) {
+          subscriber.complete();
+          return;
+        }
+        envelope.message = data;
+        envelope.awaitsData = false;
+        try {
+          run = from(this.handle(envelope, context)).subscribe(subscriber);
+        } catch (err) {
+          // A handler that throws, or returns what cannot run, fails its message as in the mailbox.
+          subscriber.error(err);
+        }
+      });
+      sendWant(envelope.id);
+      return () => {
+        this.awaiting.delete(envelope.id);
+        run?.unsubscribe();
       };
     });
   }
