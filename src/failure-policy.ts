@@ -5,6 +5,7 @@ import { sharedSlot } from './internal/shared-slot';
 import { textOf } from './internal/text-of';
 import { followOnce, isPromiseLike } from './internal/thenable';
 import { warnCallbackFailed } from './internal/warn';
+import { wrongAnswer } from './internal/wrong-answer';
 import { isKeyFailure } from './key-failure';
 import { describe, functionOption, integerOption, MAX_TIMER_MS, optionsObject } from './validate';
 
@@ -483,9 +484,11 @@ class Attempts<T, K, R> {
   private backoff(): number {
     const drawn: unknown = this.policy.random();
     if (typeof drawn !== 'number' || !(drawn >= 0 && drawn <= 1)) {
-      if (isPromiseLike(drawn)) Promise.resolve(drawn).catch(() => undefined);
-      throw new TypeError(
-        `retryPolicy: \`random\` returned ${describe(drawn)} for key ${textOf(this.context.key)}; expected a number from 0 to 1`,
+      throw wrongAnswer(
+        'retryPolicy: `random`',
+        drawn,
+        `for key ${textOf(this.context.key)}`,
+        'a number from 0 to 1',
       );
     }
     return backoffDelay(this.policy, this.attempt, drawn);
@@ -495,12 +498,7 @@ class Attempts<T, K, R> {
   private retryable(error: unknown): boolean {
     const answer: unknown = this.policy.retryable(error, this.message);
     if (typeof answer === 'boolean') return answer;
-    const promise = isPromiseLike(answer);
-    // Its rejection, if any, is this error's business now: not an unhandled one.
-    if (promise) Promise.resolve(answer).catch(() => undefined);
-    throw new TypeError(
-      `retryPolicy: \`retryable\` returned ${promise ? 'a Promise' : describe(answer)} for key ${textOf(this.context.key)}; expected a boolean (it is asked synchronously: an async function returns a Promise)`,
-    );
+    throw wrongAnswer('retryPolicy: `retryable`', answer, `for key ${textOf(this.context.key)}`, 'a boolean');
   }
 
   /** Straight to the dead letter: the message's key selector failed with `error`. */

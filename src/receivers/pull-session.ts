@@ -1,6 +1,7 @@
 import { callUser } from '../internal/call-user';
 import { followOnce, isPromiseLike } from '../internal/thenable';
 import { warnCallbackFailed } from '../internal/warn';
+import { wrongAnswer } from '../internal/wrong-answer';
 import type { ReceiverSession, ReceiverSink, SettledListener, Settlement } from '../receiver';
 import {
   type ResolvedTransportHealth,
@@ -8,7 +9,6 @@ import {
   type TransportOperation,
   TransportUnreachableError,
 } from '../transport-fault';
-import { describe } from '../validate';
 
 /** What `PullSession.take()` returns when no message is ready now. */
 export const NOTHING: unique symbol = Symbol('keyed-dispatch.nothing');
@@ -468,12 +468,7 @@ function booleanAnswers<T>(matches: (message: T) => boolean): (message: T) => bo
   return (message) => {
     const answer: unknown = matches(message);
     if (typeof answer === 'boolean') return answer;
-    const promise = isPromiseLike(answer);
-    // Its rejection, if any, is this error's business now: not an unhandled one.
-    if (promise) Promise.resolve(answer).catch(() => undefined);
-    throw new TypeError(
-      `PullSession.discard: \`matches\` returned ${promise ? 'a Promise' : describe(answer)} for a message; expected a boolean (it is asked synchronously: an async function returns a Promise)`,
-    );
+    throw wrongAnswer('PullSession.discard: `matches`', answer, 'for a message', 'a boolean');
   };
 }
 

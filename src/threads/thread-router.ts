@@ -1,9 +1,8 @@
 import type { LaneWork } from '../dispatch/lanes';
 import { hottest, type KeyBacklog, type Routed, type Router } from '../dispatch/router';
 import { textOf } from '../internal/text-of';
-import { isPromiseLike } from '../internal/thenable';
+import { wrongAnswer } from '../internal/wrong-answer';
 import { isKeyFailure } from '../key-failure';
-import { describe } from '../validate';
 import type { TransferItem } from './protocol';
 import type { ThreadHandler } from './thread-handler';
 import type { KeyPlacement, PostedMessage, ThreadClient, ThreadLanes } from './thread-lanes';
@@ -190,10 +189,5 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
  */
 function transferList(list: unknown, key: unknown): readonly TransferItem[] | undefined | null {
   if (list === undefined || list === null || Array.isArray(list)) return list;
-  const promise = isPromiseLike(list);
-  // Its rejection, if any, is this error's business now: not an unhandled one.
-  if (promise) Promise.resolve(list).catch(() => undefined);
-  throw new TypeError(
-    `threadHandler: \`transfer\` returned ${promise ? 'a Promise' : describe(list)} for key ${textOf(key)}; expected an array (it is called synchronously: an async function returns a Promise)`,
-  );
+  throw wrongAnswer('threadHandler: `transfer`', list, `for key ${textOf(key)}`, 'an array');
 }
