@@ -1,6 +1,6 @@
 import { from, Observable, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
 import type { HandlerContext } from './engine/mailbox';
-import { callUser } from './internal/call-user';
+import { callUser, THREW } from './internal/call-user';
 import { sharedSlot } from './internal/shared-slot';
 import { textOf } from './internal/text-of';
 import { followOnce, isPromiseLike } from './internal/thenable';
@@ -407,6 +407,11 @@ class Attempts<T, K, R> {
   /** The running attempt, backoff timer or dead-letter handler: cancelled if the dispatcher tears down. */
   private running: Subscription | null = null;
   private done = false;
+  /**
+   * Where a failure of the policy's own user code goes (`retryable`, `random`, `deadLetter` throwing,
+   * rejecting or answering amiss): the output errors, as a handler error does without a policy.
+   */
+  private readonly policyFailed = (err: unknown): void => this.subscriber.error(err);
 
   constructor(
     private readonly policy: ResolvedRetryPolicy<T, K>,
@@ -458,21 +463,17 @@ class Attempts<T, K, R> {
    * Observable (this runs in their callbacks, where nothing else would catch it).
    */
   failed(error: unknown): () => void {
-    const { policy } = this;
-    let delay = -1;
-    try {
-      if (this.attempt < policy.maxAttempts && this.retryable(error)) delay = this.backoff();
-    } catch (err) {
-      this.subscriber.error(err);
-      return () => this.cancel();
-    }
     this.running = null;
-    if (delay >= 0) {
-      this.report(error, delay);
-      this.running = this.context.scheduler.schedule(() => this.retry(), delay);
-    } else {
+    const retry = this.attempt < this.policy.maxAttempts ? this.retryable(error) : false;
+    if (retry === false) {
       this.report(error, undefined);
       this.giveUp(error);
+    } else if (retry === true) {
+      const delay = this.backoff();
+      if (delay !== undefined) {
+        this.report(error, delay);
+        this.running = this.context.scheduler.schedule(() => this.retry(), delay);
+      }
     }
     return () => this.cancel();
   }
@@ -481,24 +482,32 @@ class Attempts<T, K, R> {
    * The delay before the next attempt. A `random` answer outside [0, 1] (NaN, a string, a Promise) throws,
    * as `retryable`'s non-boolean does; 1 itself is taken, so a fixed `() => 1` gives the longest delay.
    */
-  private backoff(): number {
-    const drawn: unknown = this.policy.random();
-    if (typeof drawn !== 'number' || !(drawn >= 0 && drawn <= 1)) {
-      throw wrongAnswer(
-        'retryPolicy: `random`',
-        drawn,
-        `for key ${textOf(this.context.key)}`,
-        'a number from 0 to 1',
-      );
-    }
-    return backoffDelay(this.policy, this.attempt, drawn);
+  private backoff(): number | undefined {
+    const drawn: unknown = callUser(this.policy.random, undefined, undefined, undefined, this.policyFailed);
+    if (typeof drawn === 'number' && drawn >= 0 && drawn <= 1)
+      return backoffDelay(this.policy, this.attempt, drawn);
+    if (drawn !== THREW)
+      this.policyFailed(wrongAnswer('retryPolicy: `random`', drawn, this.forKey(), 'a number from 0 to 1'));
+    return undefined;
   }
 
-  /** What `retryable` returned, which must be a boolean: anything else throws, as if it had thrown. */
-  private retryable(error: unknown): boolean {
-    const answer: unknown = this.policy.retryable(error, this.message);
+  /** What `retryable` answers, a boolean; undefined once it failed (threw, or answered anything else). */
+  private retryable(error: unknown): boolean | undefined {
+    const answer: unknown = callUser(
+      this.policy.retryable,
+      error,
+      this.message,
+      undefined,
+      this.policyFailed,
+    );
     if (typeof answer === 'boolean') return answer;
-    throw wrongAnswer('retryPolicy: `retryable`', answer, `for key ${textOf(this.context.key)}`, 'a boolean');
+    if (answer !== THREW)
+      this.policyFailed(wrongAnswer('retryPolicy: `retryable`', answer, this.forKey(), 'a boolean'));
+    return undefined;
+  }
+
+  private forKey(): string {
+    return `for key ${textOf(this.context.key)}`;
   }
 
   /** Straight to the dead letter: the message's key selector failed with `error`. */
@@ -552,13 +561,8 @@ class Attempts<T, K, R> {
       attempts: this.attempt,
       laneIndex: this.context.laneIndex,
     };
-    let output: unknown;
-    try {
-      output = deadLetter(this.message, error, context);
-    } catch (err) {
-      this.subscriber.error(err);
-      return;
-    }
+    const output: unknown = callUser(deadLetter, this.message, error, context, this.policyFailed);
+    if (output === THREW) return;
     // Only an object (Observable, Promise, array, iterable) is something to wait for; anything else
     // (nothing, a number, a flag a logger returned) is ignored.
     if (output === null || (typeof output !== 'object' && typeof output !== 'function')) {
