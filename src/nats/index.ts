@@ -7,6 +7,7 @@ export type { TransportFault, TransportHealthOptions, TransportOperation } from 
 export type {
   JetStreamClientMessage,
   JetStreamConsumer,
+  JetStreamConsumerInfo,
   JetStreamFetch,
   JetStreamHeaders,
 } from './jetstream-client';

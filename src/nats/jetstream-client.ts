@@ -55,7 +55,16 @@ export interface JetStreamConsumer {
    * The consumer's info; `cached`: as last read, without asking the server. The receiver reads its
    * `ack_wait` (ns) from it.
    */
-  info(cached?: boolean): Promise<{ readonly config: { readonly ack_wait?: number } }>;
+  info(cached?: boolean): Promise<JetStreamConsumerInfo>;
+}
+
+/** What the receiver reads of a consumer's info (the client's `ConsumerInfo`). */
+export interface JetStreamConsumerInfo {
+  /** The consumer's configuration. */
+  readonly config: {
+    /** How long the server waits for an acknowledgement before it redelivers, in nanoseconds; default 30 s. */
+    readonly ack_wait?: number;
+  };
 }
 
 /** The messages of one fetch (the client's `ConsumerMessages`). */
