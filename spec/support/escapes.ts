@@ -1,7 +1,9 @@
 /**
- * Records what would escape to the process — an unhandled rejection, an uncaught exception — instead of
- * letting it fail the run, and the library's process warnings (`KeyedDispatchWarning`, their text). `restore()`
- * puts the runner's own listeners back.
+ * Records the library's process warnings (`KeyedDispatchWarning`, their text) instead of printing them.
+ * What escapes to the process fails the spec by itself: Jest fails the running test on an unhandled
+ * rejection or an uncaught exception. `escaped` collects what reaches the spec file's own `process`
+ * object (Jest gives each file a copy, which the real process does not call), so it stays empty unless
+ * code emits on that copy; it is kept as a second check. `restore()` puts the runner's listeners back.
  */
 export function recordEscapes() {
   const escaped: unknown[] = [];
