@@ -552,10 +552,11 @@ export class ThreadLanes {
     for (const posted of this.posted.values()) if (posted.placement.slot === slot) held.push(posted);
     // What ran on the dead thread: a message held back from it, or a suspect awaiting its turn, never
     // reached it (the latter's ticket still reads started from the thread before).
+    const waiting = recovery.suspects.filter((posted) => held.includes(posted));
     const running = held.filter(
-      (posted) => !deferred.has(posted.id) && !recovery.suspects.includes(posted) && this.started(posted),
+      (posted) => !deferred.has(posted.id) && !waiting.includes(posted) && this.started(posted),
     );
-    const { culprit, suspects, lost } = crashVerdict(held, running, blocked?.posted ?? null);
+    const { culprit, suspects, lost } = crashVerdict(held, running, waiting, blocked?.posted ?? null);
     noteCrash(running, Date.now());
     recovery.suspects = suspects;
     // Everything else waits for the suspects, in posting order: a suspect is the oldest of its key here.
@@ -702,7 +703,7 @@ export class ThreadLanes {
 interface CrashVerdict {
   /** The message blamed for it, if the crash shows which one it is. */
   culprit: PostedMessage | null;
-  /** Messages that were running, each to run alone on the replacement, in this order. */
+  /** Messages that were running (then those still awaiting their turn), each to run alone, in this order. */
   suspects: PostedMessage[];
   /** Messages whose transferred data went down with the thread: they cannot run again. */
   lost: PostedMessage[];
@@ -714,17 +715,19 @@ interface CrashVerdict {
  * innocent. Otherwise the culprit is a message a thread died of before (blamed, running again), or the
  * only message running when it was running at an earlier crash too (or its data is gone, so it cannot
  * run alone to clear itself): alone, nothing else can have crashed it. Else every running message is a
- * suspect; one whose run began alone and outlived its grace goes last, since a crash that shows sooner
- * than that in another's run is that other's.
+ * suspect; one whose run began alone and outlived its grace goes after the others, since a crash that
+ * shows sooner than that in another's run is that other's.
  */
 function crashVerdict(
   held: PostedMessage[],
   running: PostedMessage[],
+  waiting: PostedMessage[],
   blocked: PostedMessage | null,
 ): CrashVerdict {
   if (blocked !== null) {
     const culprit = held.includes(blocked) ? blocked : null;
-    return { culprit, suspects: [], lost: held.filter((posted) => posted !== culprit && dataLost(posted)) };
+    const lost = held.filter((posted) => posted !== culprit && dataLost(posted));
+    return { culprit, suspects: waiting.filter((posted) => !lost.includes(posted)), lost };
   }
   const only = running.length === 1 ? (running[0] as PostedMessage) : null;
   const culprit =
@@ -733,6 +736,8 @@ function crashVerdict(
   const lost = held.filter((posted) => posted !== culprit && dataLost(posted));
   const suspects = running.filter((posted) => posted !== culprit && !lost.includes(posted));
   suspects.sort((a, b) => Number(outlivedGrace(a)) - Number(outlivedGrace(b)));
+  // Suspects of an earlier crash that have not run alone yet still get their turn.
+  suspects.push(...waiting.filter((posted) => !lost.includes(posted)));
   return { culprit, suspects, lost };
 }
 
