@@ -1,4 +1,5 @@
 import {
+  fromAsyncIterable,
   fromIterable,
   keyedBatchDispatch,
   keyedDispatch,
@@ -27,14 +28,15 @@ type Operator = 'keyedDispatch' | 'keyedBatchDispatch';
 function run(
   operator: Operator,
   executor: ThreadExecutor,
-  messages: Msg[],
+  messages: Msg[] | AsyncIterable<Msg>,
   settled: string[],
   policy?: RetryPolicyOptions<Msg, string>,
   transfer?: (m: Msg) => ArrayBuffer[],
 ) {
-  const source = fromIterable(messages, {
-    onSettled: (m, outcome) => settled.push(`${m.key}${m.n}:${outcome}`),
-  });
+  const onSettled = (m: Msg, outcome: string) => settled.push(`${m.key}${m.n}:${outcome}`);
+  const source = Array.isArray(messages)
+    ? fromIterable(messages, { onSettled })
+    : fromAsyncIterable(messages as AsyncIterable<Msg>, { onSettled });
   const failurePolicy = policy === undefined ? {} : { failurePolicy: retryPolicy(policy) };
   const output: Observable<unknown> =
     operator === 'keyedDispatch'
@@ -136,6 +138,93 @@ describe.each<Operator>(['keyedDispatch', 'keyedBatchDispatch'])('a thread crash
     }
   });
 });
+
+describe.each<Operator>(['keyedDispatch', 'keyedBatchDispatch'])(
+  'a thread crash well into the run of the message that causes it, with %s',
+  (operator) => {
+    // The message exits its thread 1.5 s into each run: past the second that a suspect runs alone
+    // before the messages held back join it, so each crash finds it running beside others.
+    let executor: ThreadExecutor;
+    beforeEach(() => {
+      executor = new ThreadExecutor({ workers: 1 });
+    });
+    afterEach(() => executor.close());
+
+    const slowExit = (key: string): Msg => ({ key, n: 1, exitAfterMs: 1500 });
+    const singleDead = (dead: string[]): RetryPolicyOptions<Msg, string> => ({
+      maxAttempts: 1,
+      deadLetter: (m, error) => void dead.push(`${m.key}${m.n}:${(error as Error).name}`),
+    });
+
+    it('errors the output with ThreadCrashLoopError naming the only message, which exits its thread each run', async () => {
+      const settled: string[] = [];
+      const outcome = await run(operator, executor, [slowExit('p')], settled);
+      expect(outcome).toEqual({
+        error: expect.objectContaining({
+          name: 'ThreadCrashLoopError',
+          message: expect.stringContaining('p'),
+        }),
+      });
+    }, 40_000);
+
+    it('dead-letters the message that exits its thread late in each run; every message of the other keys is done, in key order', async () => {
+      const settled: string[] = [];
+      const dead: string[] = [];
+      const messages = [slowExit('p'), ...messagesOf('k', 5, 3)];
+      const outcome = await run(operator, executor, messages, settled, deadLetterPolicy(dead));
+      expect(outcome).toEqual({ value: expect.any(Array) });
+      expect(dead).toEqual(['p1:ThreadCrashLoopError']);
+      expect(settled.filter((s) => !s.endsWith(':done'))).toEqual(['p1:dead-lettered']);
+      expect(settled).toHaveLength(16);
+      const orders = ordersOf((outcome as { value: unknown }).value);
+      for (let k = 0; k < 5; k++) {
+        const order = (orders.get(`k${k}`) ?? []).filter((n, i, all) => all.indexOf(n) === i);
+        expect([`k${k}`, order]).toEqual([`k${k}`, [1, 2, 3]]);
+      }
+    }, 40_000);
+
+    it.each([
+      ['the innocent one posted first', ['b', 'p']],
+      ['the innocent one posted last', ['p', 'b']],
+    ])(
+      'dead-letters only the message that exits late in its run, not a 3 s handler that ran beside it (%s)',
+      async (_, keys) => {
+        const settled: string[] = [];
+        const dead: string[] = [];
+        const messages = keys.map((key) => (key === 'p' ? slowExit('p') : { key, n: 1, ms: 3000 }));
+        const outcome = await run(operator, executor, messages, settled, singleDead(dead));
+        expect(outcome).toEqual({ value: expect.any(Array) });
+        expect(dead).toEqual(['p1:ThreadCrashLoopError']);
+        expect([...settled].sort()).toEqual(['b1:done', 'p1:dead-lettered']);
+      },
+      40_000,
+    );
+
+    it('dead-letters only the message that exits late in its run while other keys keep arriving; every other message is done, in key order', async () => {
+      const settled: string[] = [];
+      const dead: string[] = [];
+      // p first, then a message of one of 8 keys every 20 ms for about 8 s.
+      async function* stream(): AsyncGenerator<Msg> {
+        yield slowExit('p');
+        for (let i = 0; i < 400; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          yield { key: `s${i % 8}`, n: Math.floor(i / 8) + 1, ms: 30 };
+        }
+      }
+      const outcome = await run(operator, executor, stream(), settled, singleDead(dead));
+      expect(outcome).toEqual({ value: expect.any(Array) });
+      expect(dead).toEqual(['p1:ThreadCrashLoopError']);
+      expect(settled.filter((s) => !s.endsWith(':done'))).toEqual(['p1:dead-lettered']);
+      expect(settled).toHaveLength(401);
+      const orders = ordersOf((outcome as { value: unknown }).value);
+      const expected = Array.from({ length: 50 }, (_, i) => i + 1);
+      for (let k = 0; k < 8; k++) {
+        const order = (orders.get(`s${k}`) ?? []).filter((n, i, all) => all.indexOf(n) === i);
+        expect([`s${k}`, order]).toEqual([`s${k}`, expected]);
+      }
+    }, 40_000);
+  },
+);
 
 describe('a thread crash while a handler that never ends was running', () => {
   it('holds the other messages back only for a grace while that suspect runs alone, and still blames the one that crashes', async () => {

@@ -65,7 +65,8 @@ let buildingShared = false;
  *
  * A thread that dies (`process.exit`, an uncaught error, `resourceLimits`) is replaced at once. A crash
  * is blamed on a message that was running, never on its neighbours: the messages that were running on
- * it are suspects and run again one at a time on the replacement (each alone for a second at most),
+ * it are suspects and run again one at a time on the replacement (each alone for twice as long as it
+ * had run when the crash cut it short: one second at least, a minute at most),
  * and the one that crashes it alone is blamed — its run fails with `ThreadCrashLoopError`, to its failure policy like a handler's error.
  * Every other message it held runs again, in the order it was first posted, no attempt counted — so
  * per-key order holds, and delivery for those that were running is at-least-once (values they had

@@ -58,8 +58,20 @@ export interface PostedMessage {
   hold: Hold | null;
   /** A thread died of it once already: if one dies while it runs again, it is blamed at once. */
   blamed: boolean;
+  /** What the crashes of its thread showed about it (see `died`); null until it is running when one dies. */
+  suspicion: Suspicion | null;
+  /** When it was last sent to its thread: a crash measures from this how long it had run. */
+  sentAt: number;
   /** Its transfer list moved to its thread (when the thread claimed it): a thread that dies takes it along. */
   dataMoved: boolean;
+}
+
+/** What the crashes it was running through showed about a message. */
+export interface Suspicion {
+  /** The longest it had run when a crash cut it short: alone again, it is given twice that to crash. */
+  longestCutRunMs: number;
+  /** Its current run began alone and outlived its grace without a crash (reset when it is sent again). */
+  outlivedGrace: boolean;
 }
 
 /** A held message's state on the main thread. */
@@ -100,7 +112,7 @@ interface Recovery {
   deferred: Map<number, PostedMessage> | null;
   /** Messages that were running when the last thread died, each to run alone on the replacement, in turn. */
   suspects: PostedMessage[];
-  /** The suspect running alone now: if the thread dies meanwhile, it is to blame. */
+  /** The suspect running alone now, until it ends or its grace does. */
   alone: PostedMessage | null;
   /** Ends the alone run's grace (see `ISOLATION_GRACE_MS`), while one runs. */
   aloneGrace: NodeJS.Timeout | null;
@@ -112,9 +124,13 @@ const MINUTE_MS = 60_000;
 /**
  * How long a suspect of a crash runs alone on the replacement before the next suspect (and then
  * everything held back) runs beside it: a crash at a handler's start shows at once, and a handler
- * that runs long or never ends must not hold its lane back after a crash.
+ * that runs long or never ends must not hold its lane back after a crash. A suspect that had run
+ * longer when a crash cut it short gets twice that, up to `MAX_ISOLATION_GRACE_MS`, so that one
+ * crashing its thread late in its run still crashes it alone.
  */
 const ISOLATION_GRACE_MS = 1000;
+/** Bounds a suspect's grace: a lane is never held back longer for one suspect. */
+const MAX_ISOLATION_GRACE_MS = 60_000;
 
 /**
  * The worker threads behind a `ThreadExecutor` (see there for the model): one slot per thread lane,
@@ -294,6 +310,8 @@ export class ThreadLanes {
       transfers,
       hold: null,
       blamed: false,
+      suspicion: null,
+      sentAt: 0,
       dataMoved: false,
     };
     this.posted.set(id, posted);
@@ -314,6 +332,8 @@ export class ThreadLanes {
   private sendNow(posted: PostedMessage): void {
     const { client, placement, hold } = posted;
     const slot = this.openedSlot(client, placement.slot);
+    posted.sentAt = Date.now();
+    if (posted.suspicion !== null) posted.suspicion.outlivedGrace = false;
     if (hold === null) issueTicket(client.tickets.pages, posted.ticket, posted.id);
     if (hold === null && posted.transfers !== undefined) {
       // Its data stays here until its thread claims it (see protocol.ts): a thread that dies before
@@ -361,6 +381,7 @@ export class ThreadLanes {
     // Held back from its thread: the retry is sent with it.
     if (this.recoveryOf(posted).deferred?.has(posted.id)) return;
     const slot = this.openedSlot(posted.client, posted.placement.slot);
+    posted.sentAt = Date.now();
     slot.write(writeRetry, posted.client.channel, posted.id, item);
   }
 
@@ -412,12 +433,8 @@ export class ThreadLanes {
       if (this.posted.get(next.id) !== next) continue; // it left meanwhile
       recovery.deferred?.delete(next.id);
       recovery.alone = next;
-      // One that does not end within the grace (a long or endless async handler) goes on beside the next.
-      recovery.aloneGrace = setTimeout(() => {
-        if (recovery.alone !== next) return;
-        this.endAlone(slot);
-        this.runSuspects(slot);
-      }, ISOLATION_GRACE_MS);
+      // One that does not end within its grace (a long or endless async handler) goes on beside the next.
+      recovery.aloneGrace = setTimeout(() => this.graceOver(slot, next), isolationGraceOf(next));
       recovery.aloneGrace.unref();
       this.sendNow(next);
       return;
@@ -426,6 +443,14 @@ export class ThreadLanes {
     recovery.deferred = null;
     if (deferred === null) return;
     for (const posted of deferred.values()) if (this.posted.get(posted.id) === posted) this.sendNow(posted);
+  }
+
+  /** `suspect` ran alone through its grace without a crash: the next suspect runs beside it. */
+  private graceOver(slot: ThreadSlot, suspect: PostedMessage): void {
+    if ((this.recovery[slot.index] as Recovery).alone !== suspect) return;
+    if (suspect.suspicion !== null) suspect.suspicion.outlivedGrace = true;
+    this.endAlone(slot);
+    this.runSuspects(slot);
   }
 
   private spawn(slot: ThreadSlot): void {
@@ -506,11 +531,12 @@ export class ThreadLanes {
 
   /**
    * A thread died on its own. Only the messages running on it are suspects: each runs alone on the
-   * replacement, so that the one that keeps crashing it is blamed (`ThreadCrashLoopError`, to its failure
-   * policy like a handler's error); every other message it held is sent again as it was, no attempt
-   * counted. Past `maxRespawnsPerMinute` the lane waits for its budget instead of failing anything.
-   * A running message whose transferred data went down with the thread cannot run again: the only one
-   * running is blamed at once; one of several fails with `ThreadExitedError`.
+   * replacement (see `crashVerdict`), so that the one that keeps crashing it is blamed
+   * (`ThreadCrashLoopError`, to its failure policy like a handler's error); every other message it held
+   * is sent again as it was, no attempt counted. Past `maxRespawnsPerMinute` the lane waits for its
+   * budget instead of failing anything. A running message whose transferred data went down with the
+   * thread cannot run again: the only one running is blamed at once; one of several fails with
+   * `ThreadExitedError`.
    */
   private died(slot: ThreadSlot, exitCode: number, error: unknown): void {
     const recovery = this.recovery[slot.index] as Recovery;
@@ -518,26 +544,20 @@ export class ThreadLanes {
     slot.watchMemory = null;
     slot.opened.clear();
     slot.dropPending();
-    const alone = recovery.alone;
     this.endAlone(slot);
     const blocked = recovery.blocked;
     recovery.blocked = null;
     const deferred = recovery.deferred ?? new Map<number, PostedMessage>();
     const held: PostedMessage[] = [];
     for (const posted of this.posted.values()) if (posted.placement.slot === slot) held.push(posted);
-    // What ran on the dead thread: a message held back from it never reached it.
-    const running = held.filter((posted) => !deferred.has(posted.id) && this.started(posted));
-    // Terminated for holding it past `maxBlockingMs`, the thread had no crash: the others are innocent.
-    const culprit =
-      (blocked !== null && held.includes(blocked.posted) ? blocked.posted : null) ??
-      (alone !== null && running.includes(alone) ? alone : null) ??
-      running.find((posted) => posted.blamed) ??
-      // Alone on the thread, it cannot have been crashed by another, nor run alone again to clear itself.
-      (running.length === 1 && dataLost(running[0]) ? running[0] : null);
-    // A message whose data moved to the dead thread cannot run again (its culprit's fate is `blame`'s).
-    const lost = held.filter((posted) => posted !== culprit && dataLost(posted));
-    const suspects =
-      blocked !== null ? [] : running.filter((posted) => posted !== culprit && !lost.includes(posted));
+    // What ran on the dead thread: a message held back from it, or a suspect awaiting its turn, never
+    // reached it (the latter's ticket still reads started from the thread before).
+    const waiting = recovery.suspects.filter((posted) => held.includes(posted));
+    const running = held.filter(
+      (posted) => !deferred.has(posted.id) && !waiting.includes(posted) && this.started(posted),
+    );
+    const { culprit, suspects, lost } = crashVerdict(held, running, waiting, blocked?.posted ?? null);
+    noteCrash(running, Date.now());
     recovery.suspects = suspects;
     // Everything else waits for the suspects, in posting order: a suspect is the oldest of its key here.
     recovery.deferred = new Map();
@@ -677,6 +697,68 @@ export class ThreadLanes {
     await this.stopThreads(true);
     if (failure !== null) throw failure;
   }
+}
+
+/** Who a dead thread's end falls on (see `crashVerdict`). */
+interface CrashVerdict {
+  /** The message blamed for it, if the crash shows which one it is. */
+  culprit: PostedMessage | null;
+  /** Messages that were running (then those still awaiting their turn), each to run alone, in this order. */
+  suspects: PostedMessage[];
+  /** Messages whose transferred data went down with the thread: they cannot run again. */
+  lost: PostedMessage[];
+}
+
+/**
+ * Weighs a thread's end from what it `held` and what was `running` on it. Terminated for holding it
+ * past `maxBlockingMs` (`blocked`), the thread had no crash: that message is to blame, the others are
+ * innocent. Otherwise the culprit is a message a thread died of before (blamed, running again), or the
+ * only message running when it was running at an earlier crash too (or its data is gone, so it cannot
+ * run alone to clear itself): alone, nothing else can have crashed it. Else every running message is a
+ * suspect; one whose run began alone and outlived its grace goes after the others, since a crash that
+ * shows sooner than that in another's run is that other's.
+ */
+function crashVerdict(
+  held: PostedMessage[],
+  running: PostedMessage[],
+  waiting: PostedMessage[],
+  blocked: PostedMessage | null,
+): CrashVerdict {
+  if (blocked !== null) {
+    const culprit = held.includes(blocked) ? blocked : null;
+    const lost = held.filter((posted) => posted !== culprit && dataLost(posted));
+    return { culprit, suspects: waiting.filter((posted) => !lost.includes(posted)), lost };
+  }
+  const only = running.length === 1 ? (running[0] as PostedMessage) : null;
+  const culprit =
+    running.find((posted) => posted.blamed) ??
+    (only !== null && (only.suspicion !== null || dataLost(only)) ? only : null);
+  const lost = held.filter((posted) => posted !== culprit && dataLost(posted));
+  const suspects = running.filter((posted) => posted !== culprit && !lost.includes(posted));
+  suspects.sort((a, b) => Number(outlivedGrace(a)) - Number(outlivedGrace(b)));
+  // Suspects of an earlier crash that have not run alone yet still get their turn.
+  suspects.push(...waiting.filter((posted) => !lost.includes(posted)));
+  return { culprit, suspects, lost };
+}
+
+function outlivedGrace(posted: PostedMessage): boolean {
+  return posted.suspicion?.outlivedGrace ?? false;
+}
+
+/** Records on each of the `running` messages that a crash cut its run short at `now`. */
+function noteCrash(running: PostedMessage[], now: number): void {
+  for (const posted of running) {
+    const ranMs = now - posted.sentAt;
+    const suspicion = posted.suspicion ?? { longestCutRunMs: 0, outlivedGrace: false };
+    suspicion.longestCutRunMs = Math.max(suspicion.longestCutRunMs, ranMs);
+    posted.suspicion = suspicion;
+  }
+}
+
+/** How long `suspect` runs alone before the next suspect joins it (see `ISOLATION_GRACE_MS`). */
+function isolationGraceOf(suspect: PostedMessage): number {
+  const cutAfterMs = suspect.suspicion?.longestCutRunMs ?? 0;
+  return Math.min(MAX_ISOLATION_GRACE_MS, Math.max(ISOLATION_GRACE_MS, 2 * cutAfterMs));
 }
 
 /** Whether the data `posted` transferred went to a thread that is gone (see `transfersLost`). */
