@@ -102,7 +102,7 @@ export interface KeyedBatchDispatchOptions<T, K, R>
    * completed, or, for a key with nothing running, at the end of the burst that brought its first
    * message — and never waits for more to come. Returns any `ObservableInput`; its values are emitted by
    * the operator, the key's next batch starts after it completes, and then each message of the batch is
-   * settled. A throw or error errors the output, unless `failurePolicy` handles it. On thread lanes, a
+   * settled. What a throw or error does is the `failurePolicy`'s business. On thread lanes, a
    * `threadHandler(module, exportName)` whose function takes an array; the batch crosses as one posting.
    * The array is the handler's own, a fresh one on every call (each retry too): consuming, sorting or
    * keeping it changes nothing for settlement or the failure policy, which use the dispatcher's record.
