@@ -1,4 +1,5 @@
 import { Consumer } from '@platformatic/kafka';
+import { Kafka, logLevel } from 'kafkajs';
 import {
   fromKafka,
   fromPlatformaticKafka,
@@ -18,33 +19,65 @@ export interface ClientAdapter {
   holdsRevokes: boolean;
   /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
   adapter(groupId: string, topics: string[]): KafkaConsumerAdapter;
-  /** A receiver built by the adapter's public entry (`fromKafka`, `fromPlatformaticKafka`). */
-  receiver(groupId: string, topics: string[], options?: KafkaReceiverOptions): ReturnType<typeof fromKafka>;
+  /**
+   * A receiver built by the adapter's public entry (`fromKafka`, `fromPlatformaticKafka`); `reach`
+   * changes how its client reaches the broker.
+   */
+  receiver(
+    groupId: string,
+    topics: string[],
+    options?: KafkaReceiverOptions,
+    reach?: Reach,
+  ): ReturnType<typeof fromKafka>;
 }
 
-const kafkajsConsumer = (groupId: string) => kafka('receiver-spec').consumer({ groupId, ...QUICK_GROUP });
+/** How a spec's client reaches the broker. */
+export interface Reach {
+  /** The address it bootstraps through, `host:port`. Default: the local broker. */
+  broker?: string;
+  /** Its requests give up after one retry 0.1 s later, so a broker that does not answer shows at once. */
+  quickRetries?: boolean;
+}
+
+const platformaticRetry = (reach: Reach) => (reach.quickRetries ? { retries: 1, retryDelay: 100 } : {});
+
+/** The kafkajs client of the receivers' consumers and admins; connecting retries by the client's settings. */
+const kafkajsClient = (reach: Reach) =>
+  reach.broker === undefined && !reach.quickRetries
+    ? kafka('receiver-spec')
+    : new Kafka({
+        clientId: 'receiver-spec',
+        brokers: [reach.broker ?? BROKER],
+        logLevel: logLevel.NOTHING,
+        ...(reach.quickRetries && { retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 100 } }),
+      });
+
+const kafkajsConsumer = (groupId: string, reach: Reach = {}) =>
+  kafkajsClient(reach).consumer({ groupId, ...QUICK_GROUP });
 /** Reads commit metadata back for the kafkajs adapter, whose consumer cannot. */
-const kafkajsAdmin = () => kafka('receiver-spec').admin();
+const kafkajsAdmin = (reach: Reach = {}) => kafkajsClient(reach).admin();
 
 /**
  * A consumer on the KIP-848 group protocol. The broker sets its session timeout and heartbeat interval
  * (scripts/brokers/kafka.sh); the client checks `rebalanceTimeout` against its classic session timeout
  * default (60 s), so it is at least that.
  */
-export const platformaticConsumer = (groupId: string) =>
+export const platformaticConsumer = (groupId: string, reach: Reach = {}) =>
   new Consumer({
     clientId: 'receiver-spec',
-    bootstrapBrokers: [BROKER],
+    bootstrapBrokers: [reach.broker ?? BROKER],
+    ...platformaticRetry(reach),
     groupId,
     groupProtocol: 'consumer',
     rebalanceTimeout: 60_000,
   });
 
 /** A consumer on the classic group protocol, with the same quick timings as the kafkajs one. */
-const platformaticClassicConsumer = (groupId: string) =>
+const platformaticClassicConsumer = (groupId: string, reach: Reach = {}) =>
   new Consumer({
     clientId: 'receiver-spec',
-    bootstrapBrokers: [BROKER],
+    bootstrapBrokers: [reach.broker ?? BROKER],
+    ...platformaticRetry(reach),
     groupId,
     sessionTimeout: QUICK_GROUP.sessionTimeout,
     heartbeatInterval: QUICK_GROUP.heartbeatInterval,
@@ -58,10 +91,10 @@ export const ADAPTERS: ClientAdapter[] = [
     holdsRevokes: false,
     adapter: (groupId, topics) =>
       kafkajsAdapter(kafkajsConsumer(groupId), { topics, fromBeginning: true, admin: kafkajsAdmin() }),
-    receiver: (groupId, topics, options) =>
+    receiver: (groupId, topics, options, reach) =>
       fromKafka({
-        consumer: kafkajsConsumer(groupId),
-        admin: kafkajsAdmin(),
+        consumer: kafkajsConsumer(groupId, reach),
+        admin: kafkajsAdmin(reach),
         topics,
         fromBeginning: true,
         ...options,
@@ -73,9 +106,9 @@ export const ADAPTERS: ClientAdapter[] = [
     holdsRevokes: true,
     adapter: (groupId, topics) =>
       platformaticAdapter(platformaticConsumer(groupId), { topics, fromBeginning: true, maxWaitMs: 100 }),
-    receiver: (groupId, topics, options) =>
+    receiver: (groupId, topics, options, reach) =>
       fromPlatformaticKafka({
-        consumer: platformaticConsumer(groupId),
+        consumer: platformaticConsumer(groupId, reach),
         topics,
         fromBeginning: true,
         maxWaitMs: 100,
@@ -91,9 +124,9 @@ export const ADAPTERS: ClientAdapter[] = [
         fromBeginning: true,
         maxWaitMs: 100,
       }),
-    receiver: (groupId, topics, options) =>
+    receiver: (groupId, topics, options, reach) =>
       fromPlatformaticKafka({
-        consumer: platformaticClassicConsumer(groupId),
+        consumer: platformaticClassicConsumer(groupId, reach),
         topics,
         fromBeginning: true,
         maxWaitMs: 100,

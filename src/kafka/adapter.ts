@@ -69,8 +69,19 @@ export interface KafkaConsumerListener {
  * implementing these methods.
  */
 export interface KafkaConsumerAdapter {
-  /** Connects, joins the group and starts fetching, reporting to `listener`. Resolves once running. */
+  /**
+   * Connects, joins the group and starts fetching, reporting to `listener`. Resolves once running. After
+   * rejecting with an outage's error (`isOutage`) it is called again, and starts afresh.
+   */
   start(listener: KafkaConsumerListener): Promise<void>;
+  /**
+   * Whether an error of `start()` is one a broker outage causes (no broker answers, the group's
+   * coordinator not found yet): the receiver then reports it as a `'connection'` fault and calls
+   * `start()` again a second later, until it starts or the broker has been failing for
+   * `maxUnreachableMs`. Any other error of `start()` errors the output at once, as every one does
+   * when an adapter leaves this out.
+   */
+  isOutage?(error: unknown): boolean;
   /** Stops fetching these partitions (records already fetched may still arrive). */
   pause(partitions: readonly TopicPartition[]): void;
   /** Fetches these partitions again. */

@@ -99,7 +99,8 @@ export interface KafkaReceiverOptions extends TransportHealthOptions {
   /**
    * How long the broker may keep failing, with no fetch, commit or heartbeat succeeding in between,
    * before the receiver gives up and errors the output with a `TransportUnreachableError`. Integer ≥ 1
-   * ms. Default 60,000.
+   * ms. Default 60,000. At start-up too: a start that an outage fails is a `'connection'` fault and is
+   * tried again a second later, until the consumer joins or this long has passed since the first one.
    */
   maxUnreachableMs?: number;
 }
@@ -218,6 +219,9 @@ export class KafkaReceiver extends Receiver<KafkaMessage> {
   }
 }
 
+/** The pause before starting the consumer again after an outage failed its start. */
+const START_RETRY_MS = 1000;
+
 /** Tries of the last commit on close, and the pause between them. */
 const FINAL_COMMIT_ATTEMPTS = 5;
 const FINAL_COMMIT_BACKOFF_MS = 500;
@@ -261,7 +265,30 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   start(): void {
     this.timer = setInterval(() => void this.commitAll(), this.options.commitIntervalMs);
     this.timer.unref?.();
-    this.adapter.start(this).catch((err) => this.failed(err));
+    void this.startConsumer();
+  }
+
+  /**
+   * Starts the consumer. A start that an outage fails (the adapter's `isOutage`) is a fault, and the
+   * consumer starts again after `START_RETRY_MS`: a process started while the broker restarts waits for
+   * it, for as long as `maxUnreachableMs` allows, instead of ending on the client's first give-up.
+   */
+  private async startConsumer(): Promise<void> {
+    while (!this.closingConsumer) {
+      try {
+        await this.adapter.start(this);
+        this.transportRecovered();
+        return;
+      } catch (error) {
+        if (this.closingConsumer) return;
+        if (!this.adapter.isOutage?.(error)) {
+          this.failed(error);
+          return;
+        }
+        this.transportFailed('connection', error);
+      }
+      await new Promise((resolve) => setTimeout(resolve, START_RETRY_MS));
+    }
   }
 
   // PullSession

@@ -6,6 +6,7 @@ import type {
   TopicPartition,
   TopicPartitionOffset,
 } from './adapter';
+import { causedBy } from './caused-by';
 import type { KafkaRecord } from './message';
 
 /** The part of a kafkajs `Consumer` the adapter uses (typed structurally: kafkajs stays optional). */
@@ -163,6 +164,8 @@ export function kafkajsAdapter(
   /** A restart's connect, subscribe and run, while under way. */
   let running: Promise<void> | undefined;
   let restartTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The consumer's events are listened to (by the first `start`). */
+  let listening = false;
   const admin = options.admin;
   return {
     async start(listener: KafkaConsumerListener) {
@@ -203,6 +206,13 @@ export function kafkajsAdapter(
         listener.transportFailed('connection', error);
         restartLater();
       };
+      await admin?.connect();
+      // A start that an outage failed is tried again (`isOutage`): the consumer is listened to once.
+      if (listening) {
+        await run();
+        return;
+      }
+      listening = true;
       consumer.on(consumer.events.REBALANCING, () => listener.revoking());
       consumer.on(
         consumer.events.GROUP_JOIN,
@@ -237,9 +247,9 @@ export function kafkajsAdapter(
       });
       consumer.on(consumer.events.FETCH, () => listener.transportRecovered());
       consumer.on(consumer.events.HEARTBEAT, () => listener.transportRecovered());
-      await admin?.connect();
       await run();
     },
+    isOutage: causedByOutage,
     // kafkajs throws on pause/resume before `run` has set the group up (e.g. when start failed): there
     // is nothing being fetched to pause then.
     pause(partitions) {
@@ -309,11 +319,7 @@ const OUTAGE_ERRORS = new Set([
 
 /** Whether `error`, or an error it was caused by, is one an outage causes, or one kafkajs calls retriable. */
 function causedByOutage(error: unknown): boolean {
-  type Cause = { name?: unknown; cause?: unknown; retriable?: unknown } | undefined;
-  for (let e = error as Cause; e; e = e.cause as Cause) {
-    if (e.retriable === true || OUTAGE_ERRORS.has(String(e.name))) return true;
-  }
-  return false;
+  return causedBy(error, (e) => e.retriable === true || OUTAGE_ERRORS.has(String(e.name)));
 }
 
 /** Batches of one fetch handed over at once: beyond it, a batch waits for one held for room. */

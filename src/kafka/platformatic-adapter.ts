@@ -6,6 +6,7 @@ import type {
   TopicPartition,
   TopicPartitionOffset,
 } from './adapter';
+import { causedBy } from './caused-by';
 import { ClassicMember } from './platformatic/classic-member';
 import type { Consumer } from './platformatic/client';
 import { closeConsumer } from './platformatic/close-consumer';
@@ -205,9 +206,17 @@ export function platformaticAdapter(
             )
           : new ClassicMember(client, events, clientOptions.heartbeatInterval ?? 3000);
       fetcher = running;
-      await membership.start();
+      try {
+        await membership.start();
+      } catch (error) {
+        // Started again after an outage (`isOutage`) with a new membership: this one stops listening.
+        await membership.leave();
+        throw error;
+      }
       running.start();
     },
+    // The client's own errors say whether trying again may help (a connection refused, no coordinator yet).
+    isOutage: (error) => causedBy(error, (e) => e.canRetry === true),
     pause(partitions) {
       fetcher?.pause(partitions);
     },

@@ -2,6 +2,8 @@ import type { TopicPartition } from '../adapter';
 import type { Consumer } from './client';
 import type { Membership, MembershipEvents } from './membership';
 
+const ignoreError = () => undefined;
+
 interface JoinPayload {
   assignments?: Array<{ topic: string; partitions: number[] }>;
 }
@@ -69,7 +71,8 @@ export class ClassicMember implements Membership {
     this.consumer.off('consumer:heartbeat:error', this.onHeartbeatError);
     // Closing the consumer leaves the group; an error it emits meanwhile has nobody left to tell.
     this.consumer.off('error', this.onError);
-    this.consumer.on('error', () => undefined);
+    // Once per consumer: a start that an outage failed leaves too, and is followed by another member.
+    if (!this.consumer.listeners('error').includes(ignoreError)) this.consumer.on('error', ignoreError);
   }
 
   /** Joins again after `retryMs` (once, however many failures come meanwhile). */
