@@ -1,7 +1,8 @@
 // One member of the scale-out spec's consumer group, run as its own process (bundled by the spec).
-// argv: client groupId topic recordFile handlerMs maxInFlight [instanceId], where client is 'kafkajs',
-// 'platformatic' (consumer protocol) or 'platformatic-classic' (classic protocol, with a 30 s session
-// timeout); with an instanceId a platformatic member joins as a static member.
+// argv: client groupId topic recordFile handlerMs maxInFlight [instanceId [sessionTimeoutMs]], where client
+// is 'kafkajs', 'platformatic' (consumer protocol) or 'platformatic-classic' (classic protocol, with a 30 s
+// session timeout); with an instanceId a platformatic member joins as a static member; sessionTimeoutMs
+// replaces the kafkajs member's 6 s.
 // Appends one line per handled message, written before the handler completes (so before its offset can be
 // committed): "key seq partition offset startMs doneMs". Tells the spec how many partitions it holds.
 import { closeSync, openSync, writeSync } from 'node:fs';
@@ -18,7 +19,8 @@ import {
   platformaticAdapter,
 } from 'keyed-dispatch/kafka';
 
-const [client, groupId, topic, recordFile, handlerMs, maxInFlight, instanceId] = process.argv.slice(2);
+const [client, groupId, topic, recordFile, handlerMs, maxInFlight, instanceId, sessionTimeoutMs] =
+  process.argv.slice(2);
 const now = () => performance.timeOrigin + performance.now();
 const send = (message: unknown) => process.send?.(message);
 
@@ -44,7 +46,7 @@ function clientAdapter(): KafkaConsumerAdapter {
   }).consumer({
     groupId,
     maxWaitTimeInMs: 100,
-    sessionTimeout: 6000,
+    sessionTimeout: Number(sessionTimeoutMs || 6000),
     heartbeatInterval: 500,
     rebalanceTimeout: 10000,
   });
@@ -84,6 +86,8 @@ function counting(adapter: KafkaConsumerAdapter): KafkaConsumerAdapter {
   };
 }
 
+// Loaded: timing from here leaves out the start-up of the process itself.
+send({ startingAt: now() });
 const receiver = new KafkaReceiver(counting(clientAdapter()), { commitIntervalMs: 100 });
 const fd = openSync(recordFile, 'a');
 let handled = 0;

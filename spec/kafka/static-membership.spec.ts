@@ -5,6 +5,7 @@ import { Consumer } from '@platformatic/kafka';
 import { keyedDispatch } from 'keyed-dispatch';
 import { fromPlatformaticKafka, type KafkaMessage, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
+import { ADAPTERS } from './adapters';
 import { BROKER, offsets, QUICK_GROUP, unique, within } from './broker';
 import { decode, type Event, useEventTopics } from './events';
 import { buildMemberScript } from './member-script';
@@ -77,23 +78,53 @@ describe.each(['consumer', 'classic'] as const)(
   },
 );
 
-describe('@platformatic/kafka with a group instance id, after a crash', () => {
-  const OUT = join(__dirname, '..', '..', '.build', 'kafka-static');
-  let memberScript = '';
-  beforeAll(() => {
-    memberScript = buildMemberScript(OUT);
-  });
+/**
+ * The set-up docs/kafka.md gives per client for restarts in seconds. `sessionTimeoutMs`: what a
+ * replacement that waited for the crashed member to time out would wait (the consumer protocol's is the
+ * broker's, 10 s here); `bound`: the share of it the replacement may take to its first message. kafkajs
+ * has no static membership: it waits out a short session timeout (which the broker's
+ * `group.min.session.timeout.ms` must allow), and is held to that. With a group instance id,
+ * @platformatic/kafka takes the crashed member's partitions over at once, on either protocol.
+ */
+const RESTART_SETUPS: Record<
+  string,
+  { client: string; args: string[]; sessionTimeoutMs: number; bound: number }
+> = {
+  kafkajs: { client: 'kafkajs', args: ['', '3000'], sessionTimeoutMs: 3000, bound: 2 },
+  '@platformatic/kafka': { client: 'platformatic', args: ['instance'], sessionTimeoutMs: 10_000, bound: 0.5 },
+  '@platformatic/kafka on the classic protocol': {
+    client: 'platformatic-classic',
+    args: ['instance'],
+    sessionTimeoutMs: 30_000,
+    bound: 0.25,
+  },
+};
 
-  type Client = 'platformatic' | 'platformatic-classic';
+const OUT = join(__dirname, '..', '..', '.build', 'kafka-static');
+let memberScript = '';
+beforeAll(() => {
+  memberScript = buildMemberScript(OUT);
+});
 
-  /** A member process of `groupId` with the group instance id `instanceId`, recording what it handles. */
-  function member(client: Client, groupId: string, topic: string, instanceId: string, file: string) {
-    const child = fork(memberScript, [client, groupId, topic, file, '5', '16', instanceId], {
+describe.each(ADAPTERS)('$name, restarted after a SIGKILL', (adapter) => {
+  const setup = RESTART_SETUPS[adapter.name];
+
+  /** A member process of `groupId`, recording what it handles in `file`. */
+  function member(groupId: string, topic: string, file: string) {
+    const child = fork(memberScript, [setup.client, groupId, topic, file, '5', '16', ...setup.args], {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      execArgv: ['--no-warnings'], // kafkajs sets negative timeouts, which Node warns of
     });
-    const state = { handled: 0, exited: null as number | null, stderr: '' };
-    child.on('message', (m: { handled?: number }) => {
+    const state = {
+      handled: 0,
+      exited: null as number | null,
+      stderr: '',
+      forkedAt: Date.now(),
+      startingAt: 0,
+    };
+    child.on('message', (m: { handled?: number; startingAt?: number }) => {
       if (m.handled !== undefined) state.handled = m.handled;
+      if (m.startingAt !== undefined) state.startingAt = m.startingAt;
     });
     child.stderr?.on('data', (chunk) => {
       state.stderr += chunk;
@@ -104,53 +135,55 @@ describe('@platformatic/kafka with a group instance id, after a crash', () => {
     return { child, state };
   }
 
-  const handledIn = (files: string[]) =>
-    new Set(
-      files
-        .flatMap((f) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean) : []))
-        .map((l) => l.split(' ').slice(0, 2).join(' ')),
-    );
+  /** The events a member handled, in the order it started them: key, per-key number, start time. */
+  const handled = (file: string) =>
+    (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []).map((line) => {
+      const [key, seq, , , started] = line.split(' ');
+      return { key, seq: Number(seq), started: Number(started) };
+    });
 
-  /**
-   * Runs a member until it has handled 200 of 2000 events, kills it, starts another under the same
-   * instance id, runs `check` on that one, and expects every event handled without it failing.
-   */
-  async function crashAndRestart(
-    client: Client,
-    check: (second: ReturnType<typeof member>) => Promise<void>,
-  ) {
-    const topic = await eventTopics.topicWith(2, 2000, 20);
+  /** Whether each key's events were started in order (a restart replays from the last commit, in order). */
+  const inKeyOrder = (events: ReturnType<typeof handled>) => {
+    const last = new Map<string, number>();
+    for (const { key, seq } of events) {
+      if ((last.get(key) ?? -1) >= seq) return false;
+      last.set(key, seq);
+    }
+    return true;
+  };
+
+  it('the replacement handles its first message well within the session timeout, losing nothing and keeping key order', async () => {
+    const topic = await eventTopics.topicWith(2, 800, 20);
     const groupId = unique('group');
-    const instanceId = unique('instance');
     const files = [join(OUT, `${groupId}-0.log`), join(OUT, `${groupId}-1.log`)];
-    const first = member(client, groupId, topic, instanceId, files[0]);
-    await within(30_000, () => first.state.handled >= 200 || first.state.exited !== null);
+    const first = member(groupId, topic, files[0]);
+    await within(30_000, () => first.state.handled >= 100 || first.state.exited !== null);
     first.child.kill('SIGKILL');
-    const second = member(client, groupId, topic, instanceId, files[1]);
+    const killedAt = Date.now();
+    const second = member(groupId, topic, files[1]);
     try {
-      await check(second);
-      await within(60_000, () => handledIn(files).size >= 2000 || second.state.exited !== null);
+      const all = () => new Set(files.flatMap((f) => handled(f).map((e) => `${e.key} ${e.seq}`)));
+      await within(60_000, () => all().size >= 800 || second.state.exited !== null);
       expect([second.state.exited, second.state.stderr.slice(0, 500)]).toEqual([null, '']);
-      expect(handledIn(files).size).toBe(2000);
+      expect(all().size).toBe(800);
+      const replayed = handled(files[1]);
+      expect([inKeyOrder(handled(files[0])), inKeyOrder(replayed)]).toEqual([true, true]);
+      // From its start (its process loaded) to its first message: a replacement that waited for the
+      // crashed member's session timeout would take all of it. Loading the process, slow on a loaded
+      // machine, is left out of the bound, not of the figure printed.
+      const delayMs = replayed[0].started - second.state.startingAt;
+      const sinceKillMs = replayed[0].started - killedAt;
+      const duplicates = handled(files[0]).length + replayed.length - 800;
+      process.stdout.write(
+        `${adapter.name}: first message ${Math.round(sinceKillMs)} ms after the kill, ${Math.round(delayMs)} ms after the start; ${duplicates} duplicates of 800\n`,
+      );
+      expect(delayMs).toBeLessThan(setup.sessionTimeoutMs * setup.bound);
     } finally {
       if (second.state.exited === null) {
         second.child.send('close');
         await new Promise((resolve) => second.child.once('exit', resolve));
       }
     }
-  }
-
-  it('consumer protocol: a member restarted under the same instance id waits until the broker lets the crashed one go, then carries on', async () => {
-    // The broker holds the instance id for the crashed member until its session times out.
-    await crashAndRestart('platformatic', async () => {});
-  });
-
-  it('classic protocol: a member restarted under the same instance id takes the partitions back at once, long before the session timeout', async () => {
-    // The member's session timeout is 30 s: a restart that waited for it would handle nothing for that long.
-    await crashAndRestart('platformatic-classic', async (second) => {
-      expect(await within(10_000, () => second.state.handled > 0 || second.state.exited !== null)).toBe(true);
-      expect(second.state.handled).toBeGreaterThan(0);
-    });
   });
 });
 
@@ -180,6 +213,35 @@ describe('@platformatic/kafka with a group instance id, consumer protocol, a gra
     const inBatch = (batch: number) => partitions.get(batch) ?? new Set<number>();
     return { receiver, output, inBatch };
   }
+
+  it("a member started under a running member's instance id takes its partitions over; the running one errors, fenced", async () => {
+    const topic = await eventTopics.topicWith(2, 0, 1);
+    const groupId = unique('group');
+    const send = keyedProducer<Event>(eventTopics.producer, { topic, key: (e) => e.key });
+    const sendBatch = (batch: number) =>
+      send.send(Array.from({ length: 32 }, (_, n) => ({ key: `k${n % 8}`, seq: batch * 1000 + n })));
+    const first = staticMember(groupId, topic, 'same');
+    let second: ReturnType<typeof staticMember> | null = null;
+    let failure: unknown = null;
+    first.output.catch((error) => {
+      failure = error;
+    });
+    try {
+      await sendBatch(1);
+      expect(await within(15_000, () => first.inBatch(1).size === 2)).toBe(true);
+      second = staticMember(groupId, topic, 'same');
+      const taker = second;
+      // Without taking over, the second would wait for the first to leave and fail after its rebalance timeout.
+      expect(await within(10_000, () => failure !== null)).toBe(true);
+      expect(String(failure)).toMatch(/instance/i);
+      await sendBatch(2);
+      expect(await within(10_000, () => taker.inBatch(2).size === 2)).toBe(true);
+    } finally {
+      const members = [first, second].filter((m) => m !== null);
+      await Promise.allSettled(members.map((m) => m.receiver.close()));
+      await Promise.allSettled(members.map((m) => m.output));
+    }
+  });
 
   it("keeps a closed member's partitions for it while it restarts: no other member takes them", async () => {
     const topic = await eventTopics.topicWith(4, 0, 1);

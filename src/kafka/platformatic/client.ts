@@ -21,6 +21,7 @@ export function hasErrorCode(error: unknown, code: number): boolean {
 export const ErrorCodes = {
   OFFSET_OUT_OF_RANGE: 1,
   UNKNOWN_MEMBER_ID: 25,
+  FENCED_INSTANCE_ID: 82,
   FENCED_MEMBER_EPOCH: 110,
   UNRELEASED_INSTANCE_ID: 111,
 } as const;

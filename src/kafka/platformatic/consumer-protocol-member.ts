@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TopicPartition } from '../adapter';
 import { type Consumer, ErrorCodes, hasErrorCode } from './client';
 import type { GroupCoordinator } from './coordinator';
+import { instanceHolder } from './instance-holder';
 import type { Membership, MembershipEvents } from './membership';
 
 /** The heartbeat epoch with which a static member leaves for now, keeping its assignment (KIP-848). */
@@ -132,13 +133,23 @@ export class ConsumerProtocolMember implements Membership {
     } catch (error) {
       if (this.closed) return;
       // A static member restarted after a crash: the broker keeps its instance id for the dead member
-      // until that one's session times out. Joining is tried again each heartbeat interval meanwhile,
-      // for up to the rebalance timeout (another live member with the same id is an error after that).
+      // until that one's session times out. It is taken over at once; should that fail, joining is tried
+      // again each heartbeat interval, for up to the rebalance timeout.
       const unreleased = hasErrorCode(error, ErrorCodes.UNRELEASED_INSTANCE_ID);
-      if (this.joined !== null && unreleased && Date.now() < this.joinDeadline) return;
+      if (this.joined !== null && unreleased && Date.now() < this.joinDeadline) {
+        await this.takeOverInstanceId();
+        return;
+      }
       if (this.joined !== null) {
         this.closed = true;
         this.joined.reject(error);
+        return;
+      }
+      // Another member took this one's instance id over (it was restarted while this one still ran):
+      // this one is no longer in the group, as under the classic protocol.
+      if (hasErrorCode(error, ErrorCodes.FENCED_INSTANCE_ID)) {
+        this.closed = true;
+        this.events.failed(error);
         return;
       }
       // Fenced or forgotten (e.g. it missed its session timeout): its partitions are someone else's
@@ -153,14 +164,34 @@ export class ConsumerProtocolMember implements Membership {
     }
   }
 
+  /**
+   * Releases this member's instance id from the member that holds it, a crashed earlier run of this
+   * one: a heartbeat under that member's id leaves for now (epoch -2), as a graceful close would have,
+   * so the next join under the instance id replaces it and gets its assignment back at once, instead of
+   * after its session timeout. A holder still running is fenced at its next heartbeat.
+   */
+  private async takeOverInstanceId(): Promise<void> {
+    const instanceId = this.settings.instanceId;
+    if (instanceId === null) return;
+    try {
+      const holder = await instanceHolder(this.coordinator, this.consumer.groupId, instanceId, this.memberId);
+      if (holder === null || this.closed) return;
+      await this.heartbeatRequest(LEAVE_FOR_NOW_EPOCH, [], holder);
+      this.again = true;
+    } catch {
+      // Not released: joining is tried again at the next heartbeat.
+    }
+  }
+
   private heartbeatRequest(
     epoch: number,
     owned: Array<{ topicId: string; partitions: number[] }>,
+    memberId = this.memberId,
   ): Promise<HeartbeatResponse> {
     return this.coordinator.call<HeartbeatResponse>(
       'ConsumerGroupHeartbeat',
       this.consumer.groupId,
-      this.memberId,
+      memberId,
       epoch,
       this.settings.instanceId,
       null, // rack
