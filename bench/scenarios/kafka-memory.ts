@@ -17,6 +17,8 @@ const MESSAGES = 1_000_000;
 const KEYS = 1_000;
 const PARTITIONS = 12;
 const WINDOW = 1024;
+/** A run at the clients' own 1 MiB can crawl on a loaded machine (a heap of a gigabyte and more). */
+const RUN_TIMEOUT_MS = 600_000;
 /** The kafkajs consumer's `maxBytesPerPartition` that the Kafka guide gives (32 bytes a record of `prefetch`). */
 const KAFKAJS_FETCH_BYTES = 32_768;
 
@@ -73,7 +75,7 @@ async function run({ rounds = 3, args }: { rounds?: number; args: string[] }): P
           messages: MESSAGES,
           keys: KEYS,
         };
-        const r = await measure(command, spec);
+        const r = await measure(command, spec, RUN_TIMEOUT_MS);
         console.error(`  ${id}: ${rate(r.rate)} msgs/s, RSS ${mb(r.rss ?? 0)}, heap ${mb(r.heap ?? 0)}`);
         return { rate: r.rate, rss: r.rss ?? 0, heap: r.heap ?? 0, violations: r.violations };
       },

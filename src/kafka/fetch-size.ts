@@ -3,7 +3,8 @@
  * `FETCH_BYTES_PER_RECORD`, within `MIN_FETCH_BYTES`–`MAX_FETCH_BYTES`. A fetch response lands whole
  * in its partition's buffer, so its size, not the window, bounds what a backlog holds in memory: at the
  * clients' own 1 MiB a partition of small records brings tens of thousands of them at once. The broker
- * still returns a record batch larger than this whole, so larger records only come fewer per fetch.
+ * returns a response's first record batch whole even when it is larger, so larger records still come,
+ * fewer a fetch.
  */
 export function partitionFetchBytes(prefetch: number): number {
   return Math.min(MAX_FETCH_BYTES, Math.max(MIN_FETCH_BYTES, prefetch * FETCH_BYTES_PER_RECORD));
