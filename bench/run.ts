@@ -17,12 +17,18 @@ export const scenarios: Record<string, () => { default: Scenario }> = {
   memory: () => require('./scenarios/memory'),
   threads: () => require('./scenarios/threads'),
   kafka: () => require('./scenarios/kafka'),
+  'kafka-memory': () => require('./scenarios/kafka-memory'),
   'kafka-redelivery': () => require('./scenarios/kafka-redelivery'),
 };
 
 const KAFKA = '127.0.0.1:9092';
 /** Scenarios that need a broker: skipped (not failed) when running them all and it does not answer. */
-const brokers: Record<string, string> = { kafka: KAFKA, 'kafka-redelivery': KAFKA, batches: KAFKA };
+const brokers: Record<string, string> = {
+  kafka: KAFKA,
+  'kafka-memory': KAFKA,
+  'kafka-redelivery': KAFKA,
+  batches: KAFKA,
+};
 
 /** Scenarios that need a program: skipped (not failed) when running them all and it is not on PATH. */
 const programs: Record<string, string> = { instructions: 'valgrind' };

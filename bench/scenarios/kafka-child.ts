@@ -1,9 +1,11 @@
 // One Kafka consumer run in a fresh process: `kafka-child <contender> --topic t --group g
 // --max-in-flight n --messages n --keys n [--log file --kill-point n] [--commit-every-messages n]
-// [--handler-ms n]` (the Parallel Consumer program takes the same arguments but the last two; its
-// handler sleeps 1 ms). Prints `{ "rate": msgs/s, "violations": n }` on its last line once every
-// message has been handled, then exits without leaving the group (each measured run has a group of
+// [--handler-ms n] [--fetch-bytes n]` (the Parallel Consumer program takes the same arguments but the
+// last three; its handler sleeps 1 ms). Prints `{ "rate": msgs/s, "violations": n, "rss": bytes,
+// "heap": bytes }` on its last line once every message has been handled (peak RSS, and the peak heap
+// used sampled every 100 ms), then exits without leaving the group (each measured run has a group of
 // its own).
+import { getHeapStatistics } from 'node:v8';
 import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import { lastValueFrom } from 'rxjs';
@@ -30,6 +32,8 @@ interface Args {
   messages: number;
   keys: number;
   tally: Tally;
+  /** The consumer's `maxBytesPerPartition` (`--fetch-bytes`), when not the adapter's default. */
+  fetchBytes?: number;
 }
 
 /** How long the handler waits: `--handler-ms`, 1 by default. */
@@ -41,15 +45,19 @@ const kafkajs = () =>
 
 /** The receivers keyedDispatch runs after, by client. */
 const receivers: Record<string, (args: Args) => KafkaReceiver> = {
-  kafkajs: ({ topic, group, commitEveryMessages }) =>
+  kafkajs: ({ topic, group, commitEveryMessages, fetchBytes }) =>
     fromKafka({
-      consumer: kafkajs().consumer({ groupId: group, ...GROUP }),
+      consumer: kafkajs().consumer({
+        groupId: group,
+        ...GROUP,
+        ...(fetchBytes === undefined ? {} : { maxBytesPerPartition: fetchBytes }),
+      }),
       topics: [topic],
       fromBeginning: true,
       commitEveryMessages,
     }),
   // The classic group protocol, so a killed member leaves the group after the same 10 s as the others.
-  platformatic: ({ topic, group, commitEveryMessages }) =>
+  platformatic: ({ topic, group, commitEveryMessages, fetchBytes }) =>
     fromPlatformaticKafka({
       commitEveryMessages,
       consumer: new Consumer({
@@ -58,6 +66,23 @@ const receivers: Record<string, (args: Args) => KafkaReceiver> = {
         groupId: group,
         sessionTimeout: GROUP.sessionTimeout,
         heartbeatInterval: GROUP.heartbeatInterval,
+        ...(fetchBytes === undefined ? {} : { maxBytesPerPartition: fetchBytes }),
+      }),
+      topics: [topic],
+      fromBeginning: true,
+      maxWaitMs: GROUP.maxWaitTimeInMs,
+    }),
+  // The consumer group protocol (KIP-848): the broker sets the session timeout.
+  'platformatic-consumer': ({ topic, group, commitEveryMessages, fetchBytes }) =>
+    fromPlatformaticKafka({
+      commitEveryMessages,
+      consumer: new Consumer({
+        clientId: 'bench',
+        bootstrapBrokers: ['127.0.0.1:9092'],
+        groupId: group,
+        groupProtocol: 'consumer',
+        rebalanceTimeout: 60_000,
+        ...(fetchBytes === undefined ? {} : { maxBytesPerPartition: fetchBytes }),
       }),
       topics: [topic],
       fromBeginning: true,
@@ -273,6 +298,14 @@ async function main(): Promise<void> {
     if (!(handlerMs > 0))
       throw new Error(`--handler-ms must be a number of milliseconds > 0, got '${args['handler-ms']}'`);
   }
+  const fetchBytes = args['fetch-bytes'] === undefined ? undefined : Number(args['fetch-bytes']);
+  if (fetchBytes !== undefined && !(Number.isInteger(fetchBytes) && fetchBytes > 0))
+    throw new Error(`--fetch-bytes must be an integer number of bytes > 0, got '${args['fetch-bytes']}'`);
+  // The peak heap used, sampled: what the process held at once, garbage not yet collected included.
+  let heap = 0;
+  setInterval(() => {
+    heap = Math.max(heap, getHeapStatistics().used_heap_size);
+  }, 100).unref();
   const tally = new Tally({
     messages: Number(args.messages),
     keys: Number(args.keys),
@@ -288,9 +321,12 @@ async function main(): Promise<void> {
     messages: Number(args.messages),
     keys: Number(args.keys),
     tally,
+    fetchBytes,
   });
   await tally.finished;
-  console.log(JSON.stringify(tally.result()));
+  heap = Math.max(heap, getHeapStatistics().used_heap_size);
+  const rss = process.resourceUsage().maxRSS * 1024;
+  console.log(JSON.stringify({ ...tally.result(), rss, heap }));
   process.exit(0);
 }
 

@@ -43,12 +43,13 @@ function argsOf(spec: RunSpec, extra: Record<string, string | number> = {}): str
 /**
  * Runs `command` (a contender process) to the end and returns the JSON of its last line. `onLine` sees
  * every line it prints; `stalled`, asked every second, says when to give up on it. A run killed by
- * either resolves to null.
+ * either resolves to null; one that takes longer than `timeoutMs` fails.
  */
 function runProcess(
   command: string[],
   onLine: (line: string) => 'kill' | undefined = () => undefined,
   stalled: () => boolean = () => false,
+  timeoutMs = RUN_TIMEOUT_MS,
 ): Promise<KafkaRunResult | null> {
   return new Promise((resolve, reject) => {
     const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -61,9 +62,9 @@ function runProcess(
     const started = Date.now();
     const watch = setInterval(() => {
       if (stalled()) kill();
-      else if (Date.now() - started > RUN_TIMEOUT_MS) {
+      else if (Date.now() - started > timeoutMs) {
         kill();
-        reject(new Error(`${command.join(' ')} did not finish in ${RUN_TIMEOUT_MS / 1000} s`));
+        reject(new Error(`${command.join(' ')} did not finish in ${timeoutMs / 1000} s`));
       }
     }, 1000);
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -81,8 +82,12 @@ function runProcess(
 }
 
 /** One measured run: a fresh process and group reading the whole topic from the beginning. */
-export async function measure(command: string[], spec: RunSpec): Promise<KafkaRunResult> {
-  return (await runProcess([...command, ...argsOf(spec)])) as KafkaRunResult;
+export async function measure(
+  command: string[],
+  spec: RunSpec,
+  timeoutMs = RUN_TIMEOUT_MS,
+): Promise<KafkaRunResult> {
+  return (await runProcess([...command, ...argsOf(spec)], undefined, undefined, timeoutMs)) as KafkaRunResult;
 }
 
 export interface KillResult {

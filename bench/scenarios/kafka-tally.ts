@@ -11,6 +11,10 @@ export interface KafkaRunResult {
    * what the in-flight bound leaves running once messages wait behind their key.
    */
   running?: number;
+  /** Peak resident set size of the process, in bytes (Node contenders). */
+  rss?: number;
+  /** Peak V8 heap used, sampled every 100 ms, in bytes (Node contenders). */
+  heap?: number;
 }
 
 export interface TallyOptions {

@@ -124,8 +124,12 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
         const result = await measure(c.command, spec);
         violations += result.violations;
         console.error(`  ${id}: ${rate(result.rate)} msgs/s`);
-        const { rate: msgsPerSecond, running } = result;
-        return running === undefined ? { rate: msgsPerSecond } : { rate: msgsPerSecond, running };
+        const { rate: msgsPerSecond, running, rss } = result;
+        return {
+          rate: msgsPerSecond,
+          ...(running === undefined ? {} : { running }),
+          ...(rss === undefined ? {} : { rss }),
+        };
       },
     ]),
   );
@@ -138,9 +142,11 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
       figures[`${id}.pc`] = times(median(ratios(rs, id, `pc-${c.bound}`)));
       figures[`${id}.eachMessage`] = times(median(ratios(rs, id, 'eachMessage')));
     }
+    const rss = series(rs, id, 'rss').filter((x) => x !== undefined);
     return [
       c.label,
       rate(median(series(rs, id))),
+      rss.length === 0 ? '' : `${Math.round(median(rss) / 2 ** 20)} MB`,
       ours ? ratioCell(ratios(rs, id, `pc-${c.bound}`)) : '',
       ours ? ratioCell(ratios(rs, id, 'eachMessage')) : '',
     ];
@@ -193,10 +199,16 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
   const slowOfFloor = ratios(rs, `kafkajs-${slow}`, `floor-${slow}`);
   figures[`kafkajs-${slow}.floor`] = times(median(slowOfFloor));
   return {
-    method: `One topic of ${MESSAGES.toLocaleString('en-US')} messages (\`key:seq\`, ${KEYS.toLocaleString('en-US')} keys, in order per key, ${PARTITIONS} partitions) on one local broker. Every run is a fresh process (a JVM for Parallel Consumer) in a consumer group of its own reading the whole topic from the start; its rate runs from its first handled message to its last, so start-up and the group join do not count. ${rounds} rounds, every contender once a round, the order rotated; ratios are medians of per-round ratios (min–max). Handlers: keyedDispatch and \`eachMessage\` \`await\` a \`setTimeout(1)\` (\`setTimeout(${SLOW_HANDLER_MS})\` where a row says so); Parallel Consumer \`Thread.sleep(1)\` on its pool of \`maxConcurrency\` threads (KEY order, commits every 1 s). Every contender parses each message and checks per-key order; violations in all runs: ${violations}. The handler alone (no Kafka) and the raw clients (fetch and commit, no handler) are the ceilings a pipeline on one Node thread works under.`,
+    method: `One topic of ${MESSAGES.toLocaleString('en-US')} messages (\`key:seq\`, ${KEYS.toLocaleString('en-US')} keys, in order per key, ${PARTITIONS} partitions) on one local broker. Every run is a fresh process (a JVM for Parallel Consumer) in a consumer group of its own reading the whole topic from the start; its rate runs from its first handled message to its last, so start-up and the group join do not count. ${rounds} rounds, every contender once a round, the order rotated; ratios are medians of per-round ratios (min–max). Handlers: keyedDispatch and \`eachMessage\` \`await\` a \`setTimeout(1)\` (\`setTimeout(${SLOW_HANDLER_MS})\` where a row says so); Parallel Consumer \`Thread.sleep(1)\` on its pool of \`maxConcurrency\` threads (KEY order, commits every 1 s). Every contender parses each message and checks per-key order; violations in all runs: ${violations}. Peak RSS: the Node process's maximum resident set size, median over rounds (\`npm run bench -- kafka-memory\` measures it on a 1,000,000-record backlog). The handler alone (no Kafka) and the raw clients (fetch and commit, no handler) are the ceilings a pipeline on one Node thread works under.`,
     tables: [
       table(
-        ['contender', 'msgs/s', 'keyedDispatch ÷ Parallel Consumer', 'keyedDispatch ÷ `eachMessage`'],
+        [
+          'contender',
+          'msgs/s',
+          'peak RSS',
+          'keyedDispatch ÷ Parallel Consumer',
+          'keyedDispatch ÷ `eachMessage`',
+        ],
         rows,
       ),
       `Each ÷ the sum-of-parts bound \`1/(1/raw + 1/handler alone)\`, per round (the raw client and the handler alone at the same bound): ${bounds.join('; ')}.`,

@@ -41,6 +41,7 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
 
   start(listener: KafkaConsumerListener): Promise<void> {
     return this.inner.start({
+      prefetch: listener.prefetch,
       batch: (topic, partition, records) => listener.batch(topic, partition, records),
       revoking: (partitions) => {
         this.record({ kind: 'revoking', partitions: partitions && [...partitions] });

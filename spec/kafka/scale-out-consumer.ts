@@ -60,6 +60,7 @@ function counting(adapter: KafkaConsumerAdapter): KafkaConsumerAdapter {
   return {
     start: (listener: KafkaConsumerListener) =>
       adapter.start({
+        prefetch: listener.prefetch,
         batch: (topic, partition, records) => listener.batch(topic, partition, records),
         assigned(partitions, mode) {
           if (mode !== 'added') held.clear();

@@ -28,6 +28,12 @@ export interface CommittedOffset extends TopicPartition {
 /** What an adapter reports to the receiver. */
 export interface KafkaConsumerListener {
   /**
+   * Records a partition buffers before its fetching pauses (the receiver's `prefetch`). A fetch
+   * response lands whole in the buffer, so an adapter that chooses its fetch size asks each partition
+   * for about this many records (see `partitionFetchBytes`).
+   */
+  readonly prefetch: number;
+  /**
    * Fetched records of one partition, in offset order. Returns a promise when they filled the
    * partition's buffer (`prefetch`; the partition is paused): it resolves once the buffer is down to
    * half, or the partition is let go. The adapter holds its fetching until then: a client that fetches

@@ -3,7 +3,11 @@ import { KAFKA_RECEIVER_OPTIONS, KafkaReceiver, type KafkaReceiverOptions } from
 import { type KafkaJsAdmin, type KafkaJsConsumer, kafkajsAdapter } from './kafkajs-adapter';
 
 export interface FromKafkaOptions extends KafkaReceiverOptions {
-  /** A kafkajs consumer, created and not yet connected; the receiver connects, runs and disconnects it. */
+  /**
+   * A kafkajs consumer, created and not yet connected; the receiver connects, runs and disconnects it.
+   * Its `maxBytesPerPartition` (kafkajs default 1 MiB) bounds what a backlog holds in memory, which the
+   * receiver cannot change: set it to about `prefetch` × 32 bytes (see the Kafka guide's Memory).
+   */
   consumer: KafkaJsConsumer;
   /** Topics (names or patterns) to subscribe to. */
   topics: Array<string | RegExp>;
@@ -22,7 +26,8 @@ export interface FromKafkaOptions extends KafkaReceiverOptions {
  *
  * ```ts
  * const orders = fromKafka({
- *   consumer: kafka.consumer({ groupId: 'billing' }),
+ *   // kafkajs fetches 1 MiB a partition unless told: about prefetch × 32 bytes bounds memory.
+ *   consumer: kafka.consumer({ groupId: 'billing', maxBytesPerPartition: 32_768 }),
  *   admin: kafka.admin(),
  *   topics: ['orders'],
  * });

@@ -73,7 +73,9 @@ export interface KafkaReceiverOptions extends TransportHealthOptions {
   /**
    * Fetched messages a partition buffers beyond what was requested before its fetching pauses; it
    * resumes once the buffer is down to half. Integer ≥ 1. Default 1000. One more fetch response per
-   * partition may land while pausing (bounded by the client's max bytes per partition).
+   * partition may land while pausing: on @platformatic/kafka its size follows from this (32 bytes a
+   * record, 16 KiB–1 MiB, unless the consumer sets `maxBytesPerPartition`); on kafkajs it is the
+   * consumer's `maxBytesPerPartition` (1 MiB by default: set it, see the Kafka guide).
    */
   prefetch?: number;
   /**
@@ -404,6 +406,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   }
 
   // KafkaConsumerListener
+
+  get prefetch(): number {
+    return this.options.prefetch;
+  }
 
   batch(topic: string, partition: number, records: readonly KafkaRecord[]): Promise<void> | undefined {
     if (this.stopped || records.length === 0) return undefined;

@@ -7,6 +7,7 @@ import type {
   TopicPartitionOffset,
 } from './adapter';
 import { causedBy } from './caused-by';
+import { partitionFetchBytes } from './fetch-size';
 import { ClassicMember } from './platformatic/classic-member';
 import type { Consumer } from './platformatic/client';
 import { closeConsumer } from './platformatic/close-consumer';
@@ -175,7 +176,8 @@ export function platformaticAdapter(
       const instanceId = clientOptions.groupInstanceId ?? null;
       const running = new Fetcher(client, listener, {
         maxWaitMs,
-        maxBytesPerPartition: clientOptions.maxBytesPerPartition ?? 1_048_576,
+        // Sized from the receiver's buffer unless the consumer sets it: a response lands whole in it.
+        maxBytesPerPartition: clientOptions.maxBytesPerPartition ?? partitionFetchBytes(listener.prefetch),
         startOffsets,
         resetOffsets,
       });
