@@ -76,6 +76,7 @@ beforeAll(async () => {
   }
   await eventTopics.producer.send({ topic, messages });
 });
+afterEach(() => rmSync(HOLD, { force: true }));
 
 /**
  * The adapter of one member, observed: it notes when the member's first revoke began (the receiver
@@ -170,7 +171,6 @@ describe.each(ADAPTERS.filter((kind) => kind.holdsRevokes))(
         await Promise.all([a.receiver.close(), b.receiver.close()]);
         await Promise.all([a.output, b.output]);
         await Promise.all([a.executor.close(), b.executor.close()]);
-        rmSync(HOLD, { force: true });
 
         expect(all).toBe(true);
         expect(revoked.length).toBeGreaterThan(0);
