@@ -96,19 +96,29 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
 
   discard(matches: (message: T) => boolean): T[] {
     const discarded: T[] = [];
-    // A batch handed over and not started is taken back whole or not at all (on a thread, it is one posting).
-    const withdrawn = new Set(this.inner.discard((batch) => batch.every(matches)));
+    // One question per message: `matches` is user code, and may not answer the same twice.
+    const answers = new Map<T[], boolean[]>();
+    const answersFor = (batch: T[]): boolean[] => {
+      let answer = answers.get(batch);
+      if (answer === undefined) answers.set(batch, (answer = batch.map((m) => matches(m))));
+      return answer;
+    };
+    // A batch handed over and not started is taken back whole when it holds any message taken (on a
+    // thread it is one posting); the rest of it is handed over again, ahead of the key's next batches.
+    // A batch of a key other than the record's may mix sources (a Kafka revoke takes some partitions).
+    const withdrawn = new Set(this.inner.discard((batch) => answersFor(batch).includes(true)));
     for (const [key, batches] of [...this.keys]) {
       if (batches.running !== null && withdrawn.has(batches.running)) {
-        for (const m of batches.running) discarded.push(m);
-        batches.unfinished -= batches.running.length;
+        batches.next.unshift(batches.running);
         batches.running = null;
       }
       for (const batch of batches.next) {
-        // One question per message: `matches` is user code, and may not answer the same twice.
-        const kept: T[] = [];
-        for (const m of batch) (matches(m) ? discarded : kept).push(m);
-        if (kept.length === batch.length) continue;
+        const taken = answersFor(batch);
+        if (!taken.includes(true)) continue;
+        const kept = batch.filter((m, i) => {
+          if (taken[i]) discarded.push(m);
+          return !taken[i];
+        });
         batches.unfinished -= batch.length - kept.length;
         batch.splice(0, batch.length, ...kept);
       }
