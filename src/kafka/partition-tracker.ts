@@ -13,21 +13,35 @@ export class TrackedKafkaMessage implements KafkaMessage {
   readonly headers: KafkaHeaders;
   readonly offset: string;
   readonly timestamp: string;
+  // Private fields, so a message posted to a thread lane carries the record alone, not its partition's
+  // buffer: structured cloning copies own properties only.
+  readonly #tracker: PartitionTracker;
+  readonly #seq: number;
 
   constructor(
     readonly topic: string,
     readonly partition: number,
     record: KafkaRecord,
-    /** The partition tracker (of one assignment) this message belongs to. */
-    readonly tracker: PartitionTracker,
-    /** The message's position in its tracker. */
-    readonly seq: number,
+    tracker: PartitionTracker,
+    seq: number,
   ) {
     this.key = record.key;
     this.value = record.value;
     this.headers = record.headers ?? {};
     this.offset = record.offset;
     this.timestamp = record.timestamp;
+    this.#tracker = tracker;
+    this.#seq = seq;
+  }
+
+  /** The partition tracker (of one assignment) this message belongs to. */
+  get tracker(): PartitionTracker {
+    return this.#tracker;
+  }
+
+  /** The message's position in its tracker. */
+  get seq(): number {
+    return this.#seq;
   }
 }
 
