@@ -108,6 +108,7 @@ class CheckedAdapter extends ObservedAdapter {
       failed: (error) => listener.failed(error),
       transportFailed: (operation, error) => listener.transportFailed(operation, error),
       transportRecovered: () => listener.transportRecovered(),
+      prefetch: listener.prefetch,
     });
   }
 
