@@ -45,14 +45,28 @@ export function unique(prefix: string): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
 }
 
+/**
+ * Creates `topic` and returns once every partition has a leader. kafkajs's own wait for leaders gives up
+ * when the broker, busy, still calls the topic unknown just after creating it; this one asks again.
+ */
 export async function createTopic(client: Kafka, topic: string, partitions: number): Promise<void> {
   const admin = client.admin();
   await admin.connect();
   try {
     await admin.createTopics({
       topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
-      waitForLeaders: true,
+      waitForLeaders: false,
     });
+    const led = await within(30_000, async () => {
+      try {
+        const [found] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+        return found.partitions.length === partitions && found.partitions.every((p) => p.leader >= 0);
+      } catch (error) {
+        if ((error as { retriable?: boolean }).retriable) return false;
+        throw error;
+      }
+    });
+    if (!led) throw new Error(`topic ${topic}: no leader for every partition within 30 s`);
   } finally {
     await admin.disconnect();
   }

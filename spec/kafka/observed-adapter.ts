@@ -20,6 +20,8 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
   readonly events: AdapterEvent[] = [];
   /** When each commit was asked for (`performance.now()`). */
   readonly commitStarts: number[] = [];
+  /** Revokes the receiver has not finished yet (its running messages waited for and committed). */
+  revokesRunning = 0;
   private waiters: Array<{ matches: (e: AdapterEvent) => boolean; resolve: () => void }> = [];
 
   constructor(private readonly inner: KafkaConsumerAdapter) {}
@@ -43,9 +45,14 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
     return this.inner.start({
       prefetch: listener.prefetch,
       batch: (topic, partition, records) => listener.batch(topic, partition, records),
-      revoking: (partitions) => {
+      revoking: async (partitions) => {
         this.record({ kind: 'revoking', partitions: partitions && [...partitions] });
-        return listener.revoking(partitions);
+        this.revokesRunning++;
+        try {
+          await listener.revoking(partitions);
+        } finally {
+          this.revokesRunning--;
+        }
       },
       assigned: (partitions, mode) => {
         this.record({ kind: 'assigned', partitions: [...partitions], mode });

@@ -707,7 +707,7 @@ describe.each(ADAPTERS)(
       );
       // A gives up waiting (revokeTimeoutMs) and commits what it has of the partition (offset 0, with 1–4
       // finished in the metadata): not over B's 5.
-      await new Promise((resolve) => setTimeout(resolve, 6000));
+      await waitFor(() => a.adapter.revokesRunning === 0);
       expect((await offsets(eventTopics.client, groupId, topic)).committed.get(moved)).toBe('5');
 
       gate.resolve();

@@ -14,7 +14,7 @@ jest.setTimeout(150_000);
 const MEMBERS = 3;
 const PARTITIONS = 12;
 const KEYS = 1000;
-const MESSAGES = 100_000;
+const MESSAGES = 30_000;
 const ROOT = join(__dirname, '..', '..');
 const OUT = join(ROOT, '.build', 'kafka-scale-out');
 const MEMBER_SCRIPT = join(OUT, 'member.js'); // what buildMemberScript(OUT) writes
