@@ -18,11 +18,36 @@ export interface ClientAdapter {
   holdsRevokes: boolean;
   /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
   adapter(groupId: string, topics: string[]): KafkaConsumerAdapter;
-  /** A receiver built by the adapter's public entry (`fromKafka`, `fromPlatformaticKafka`). */
-  receiver(groupId: string, topics: string[], options?: KafkaReceiverOptions): ReturnType<typeof fromKafka>;
+  /**
+   * A receiver built by the adapter's public entry (`fromKafka`, `fromPlatformaticKafka`); `client`
+   * tunes the client's own fetching.
+   */
+  receiver(
+    groupId: string,
+    topics: string[],
+    options?: KafkaReceiverOptions,
+    client?: ClientFetching,
+  ): ReturnType<typeof fromKafka>;
 }
 
-const kafkajsConsumer = (groupId: string) => kafka('receiver-spec').consumer({ groupId, ...QUICK_GROUP });
+/** The client's own fetch settings, where a spec needs other than its defaults. */
+export interface ClientFetching {
+  /** Most bytes a fetch returns per partition (both clients call it `maxBytesPerPartition`). */
+  maxBytesPerPartition?: number;
+  /** How long a fetch waits on the broker for records (kafkajs: `maxWaitTimeInMs`). */
+  maxWaitMs?: number;
+}
+
+const kafkajsConsumer = (groupId: string, client?: ClientFetching) =>
+  kafka('receiver-spec').consumer({
+    groupId,
+    ...QUICK_GROUP,
+    maxBytesPerPartition: client?.maxBytesPerPartition,
+    maxWaitTimeInMs: client?.maxWaitMs ?? QUICK_GROUP.maxWaitTimeInMs,
+  });
+/** A @platformatic/kafka consumer's options for `client` (left out where not set: its defaults stay). */
+const platformaticFetching = (client?: ClientFetching) =>
+  client?.maxBytesPerPartition === undefined ? {} : { maxBytesPerPartition: client.maxBytesPerPartition };
 /** Reads commit metadata back for the kafkajs adapter, whose consumer cannot. */
 const kafkajsAdmin = () => kafka('receiver-spec').admin();
 
@@ -31,17 +56,18 @@ const kafkajsAdmin = () => kafka('receiver-spec').admin();
  * (scripts/brokers/kafka.sh); the client checks `rebalanceTimeout` against its classic session timeout
  * default (60 s), so it is at least that.
  */
-export const platformaticConsumer = (groupId: string) =>
+export const platformaticConsumer = (groupId: string, client?: ClientFetching) =>
   new Consumer({
     clientId: 'receiver-spec',
     bootstrapBrokers: [BROKER],
     groupId,
     groupProtocol: 'consumer',
     rebalanceTimeout: 60_000,
+    ...platformaticFetching(client),
   });
 
 /** A consumer on the classic group protocol, with the same quick timings as the kafkajs one. */
-const platformaticClassicConsumer = (groupId: string) =>
+const platformaticClassicConsumer = (groupId: string, client?: ClientFetching) =>
   new Consumer({
     clientId: 'receiver-spec',
     bootstrapBrokers: [BROKER],
@@ -49,6 +75,7 @@ const platformaticClassicConsumer = (groupId: string) =>
     sessionTimeout: QUICK_GROUP.sessionTimeout,
     heartbeatInterval: QUICK_GROUP.heartbeatInterval,
     rebalanceTimeout: QUICK_GROUP.rebalanceTimeout,
+    ...platformaticFetching(client),
   });
 
 export const ADAPTERS: ClientAdapter[] = [
@@ -58,9 +85,9 @@ export const ADAPTERS: ClientAdapter[] = [
     holdsRevokes: false,
     adapter: (groupId, topics) =>
       kafkajsAdapter(kafkajsConsumer(groupId), { topics, fromBeginning: true, admin: kafkajsAdmin() }),
-    receiver: (groupId, topics, options) =>
+    receiver: (groupId, topics, options, client) =>
       fromKafka({
-        consumer: kafkajsConsumer(groupId),
+        consumer: kafkajsConsumer(groupId, client),
         admin: kafkajsAdmin(),
         topics,
         fromBeginning: true,
@@ -73,12 +100,12 @@ export const ADAPTERS: ClientAdapter[] = [
     holdsRevokes: true,
     adapter: (groupId, topics) =>
       platformaticAdapter(platformaticConsumer(groupId), { topics, fromBeginning: true, maxWaitMs: 100 }),
-    receiver: (groupId, topics, options) =>
+    receiver: (groupId, topics, options, client) =>
       fromPlatformaticKafka({
-        consumer: platformaticConsumer(groupId),
+        consumer: platformaticConsumer(groupId, client),
         topics,
         fromBeginning: true,
-        maxWaitMs: 100,
+        maxWaitMs: client?.maxWaitMs ?? 100,
         ...options,
       }),
   },
@@ -91,12 +118,12 @@ export const ADAPTERS: ClientAdapter[] = [
         fromBeginning: true,
         maxWaitMs: 100,
       }),
-    receiver: (groupId, topics, options) =>
+    receiver: (groupId, topics, options, client) =>
       fromPlatformaticKafka({
-        consumer: platformaticClassicConsumer(groupId),
+        consumer: platformaticClassicConsumer(groupId, client),
         topics,
         fromBeginning: true,
-        maxWaitMs: 100,
+        maxWaitMs: client?.maxWaitMs ?? 100,
         ...options,
       }),
   },
