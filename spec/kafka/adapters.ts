@@ -20,64 +20,79 @@ export interface ClientAdapter {
   /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
   adapter(groupId: string, topics: string[]): KafkaConsumerAdapter;
   /**
-   * A receiver built by the adapter's public entry (`fromKafka`, `fromPlatformaticKafka`); `reach`
-   * changes how its client reaches the broker.
+   * A receiver built by the adapter's public entry (`fromKafka`, `fromPlatformaticKafka`); `client`
+   * changes how its client reaches the broker and fetches.
    */
   receiver(
     groupId: string,
     topics: string[],
     options?: KafkaReceiverOptions,
-    reach?: Reach,
+    client?: ClientSettings,
   ): ReturnType<typeof fromKafka>;
 }
 
-/** How a spec's client reaches the broker. */
-export interface Reach {
+/** A spec's client settings, where it needs other than the defaults. */
+export interface ClientSettings {
   /** The address it bootstraps through, `host:port`. Default: the local broker. */
   broker?: string;
   /** Its requests give up after one retry 0.1 s later, so a broker that does not answer shows at once. */
   quickRetries?: boolean;
+  /** Most bytes a fetch returns per partition (both clients call it `maxBytesPerPartition`). */
+  maxBytesPerPartition?: number;
+  /** How long a fetch waits on the broker for records (kafkajs: `maxWaitTimeInMs`). */
+  maxWaitMs?: number;
 }
 
-const platformaticRetry = (reach: Reach) => (reach.quickRetries ? { retries: 1, retryDelay: 100 } : {});
+const platformaticRetry = (client: ClientSettings) =>
+  client.quickRetries ? { retries: 1, retryDelay: 100 } : {};
 
 /** The kafkajs client of the receivers' consumers and admins; connecting retries by the client's settings. */
-const kafkajsClient = (reach: Reach) =>
-  reach.broker === undefined && !reach.quickRetries
+const kafkajsClient = (client: ClientSettings) =>
+  client.broker === undefined && !client.quickRetries
     ? kafka('receiver-spec')
     : new Kafka({
         clientId: 'receiver-spec',
-        brokers: [reach.broker ?? BROKER],
+        brokers: [client.broker ?? BROKER],
         logLevel: logLevel.NOTHING,
-        ...(reach.quickRetries && { retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 100 } }),
+        ...(client.quickRetries && { retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 100 } }),
       });
 
-const kafkajsConsumer = (groupId: string, reach: Reach = {}) =>
-  kafkajsClient(reach).consumer({ groupId, ...QUICK_GROUP });
+const kafkajsConsumer = (groupId: string, client: ClientSettings = {}) =>
+  kafkajsClient(client).consumer({
+    groupId,
+    ...QUICK_GROUP,
+    maxBytesPerPartition: client.maxBytesPerPartition,
+    maxWaitTimeInMs: client.maxWaitMs ?? QUICK_GROUP.maxWaitTimeInMs,
+  });
+/** A @platformatic/kafka consumer's fetch size, where set (else its defaults stay). */
+const platformaticFetching = (client: ClientSettings) =>
+  client.maxBytesPerPartition === undefined ? {} : { maxBytesPerPartition: client.maxBytesPerPartition };
 /** Reads commit metadata back for the kafkajs adapter, whose consumer cannot. */
-const kafkajsAdmin = (reach: Reach = {}) => kafkajsClient(reach).admin();
+const kafkajsAdmin = (client: ClientSettings = {}) => kafkajsClient(client).admin();
 
 /**
  * A consumer on the KIP-848 group protocol. The broker sets its session timeout and heartbeat interval
  * (scripts/brokers/kafka.sh); the client checks `rebalanceTimeout` against its classic session timeout
  * default (60 s), so it is at least that.
  */
-export const platformaticConsumer = (groupId: string, reach: Reach = {}) =>
+export const platformaticConsumer = (groupId: string, client: ClientSettings = {}) =>
   new Consumer({
     clientId: 'receiver-spec',
-    bootstrapBrokers: [reach.broker ?? BROKER],
-    ...platformaticRetry(reach),
+    bootstrapBrokers: [client.broker ?? BROKER],
+    ...platformaticRetry(client),
+    ...platformaticFetching(client),
     groupId,
     groupProtocol: 'consumer',
     rebalanceTimeout: 60_000,
   });
 
 /** A consumer on the classic group protocol, with the same quick timings as the kafkajs one. */
-const platformaticClassicConsumer = (groupId: string, reach: Reach = {}) =>
+const platformaticClassicConsumer = (groupId: string, client: ClientSettings = {}) =>
   new Consumer({
     clientId: 'receiver-spec',
-    bootstrapBrokers: [reach.broker ?? BROKER],
-    ...platformaticRetry(reach),
+    bootstrapBrokers: [client.broker ?? BROKER],
+    ...platformaticRetry(client),
+    ...platformaticFetching(client),
     groupId,
     sessionTimeout: QUICK_GROUP.sessionTimeout,
     heartbeatInterval: QUICK_GROUP.heartbeatInterval,
@@ -91,10 +106,10 @@ export const ADAPTERS: ClientAdapter[] = [
     holdsRevokes: false,
     adapter: (groupId, topics) =>
       kafkajsAdapter(kafkajsConsumer(groupId), { topics, fromBeginning: true, admin: kafkajsAdmin() }),
-    receiver: (groupId, topics, options, reach) =>
+    receiver: (groupId, topics, options, client) =>
       fromKafka({
-        consumer: kafkajsConsumer(groupId, reach),
-        admin: kafkajsAdmin(reach),
+        consumer: kafkajsConsumer(groupId, client),
+        admin: kafkajsAdmin(client),
         topics,
         fromBeginning: true,
         ...options,
@@ -106,12 +121,12 @@ export const ADAPTERS: ClientAdapter[] = [
     holdsRevokes: true,
     adapter: (groupId, topics) =>
       platformaticAdapter(platformaticConsumer(groupId), { topics, fromBeginning: true, maxWaitMs: 100 }),
-    receiver: (groupId, topics, options, reach) =>
+    receiver: (groupId, topics, options, client) =>
       fromPlatformaticKafka({
-        consumer: platformaticConsumer(groupId, reach),
+        consumer: platformaticConsumer(groupId, client),
         topics,
         fromBeginning: true,
-        maxWaitMs: 100,
+        maxWaitMs: client?.maxWaitMs ?? 100,
         ...options,
       }),
   },
@@ -124,12 +139,12 @@ export const ADAPTERS: ClientAdapter[] = [
         fromBeginning: true,
         maxWaitMs: 100,
       }),
-    receiver: (groupId, topics, options, reach) =>
+    receiver: (groupId, topics, options, client) =>
       fromPlatformaticKafka({
-        consumer: platformaticClassicConsumer(groupId, reach),
+        consumer: platformaticClassicConsumer(groupId, client),
         topics,
         fromBeginning: true,
-        maxWaitMs: 100,
+        maxWaitMs: client?.maxWaitMs ?? 100,
         ...options,
       }),
   },

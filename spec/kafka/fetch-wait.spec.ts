@@ -1,54 +1,26 @@
 import { keyedDispatch } from 'keyed-dispatch';
-import { fromKafka, fromPlatformaticKafka, type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
+import { type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { deferred } from '../support/scripted-receiver';
-import { platformaticConsumer } from './adapters';
-import { createTopic, kafka, QUICK_GROUP, unique, within } from './broker';
+import { ADAPTERS } from './adapters';
+import { createTopic, unique, within } from './broker';
 import { useEventTopics } from './events';
 
 jest.setTimeout(60_000);
 
 const eventTopics = useEventTopics('fetch-wait');
 
-/** Longer than the spec waits for its messages: a client that idles for its fetch wait fails it. */
-const FETCH_WAIT_MS = 20_000;
-
 /**
- * A backlog many times `prefetch`, and a handler slower than fetching, so every partition's buffer
- * fills and every partition pauses, again and again. The clients' fetch wait is longer than the spec
- * waits: when every partition is paused, kafkajs sleeps for it before it looks again (whatever resumes
- * meanwhile), so the receiver must get fetching going again without it. (Closing may still wait it
- * out: a stopped receiver pauses everything.)
+ * The clients' fetch wait. A backlog many times `prefetch`, and a handler slower than fetching, so every
+ * partition's buffer fills and every partition pauses, again and again: a client that waits out its
+ * fetch wait once (kafkajs sleeps for it when every partition is paused, whatever resumes meanwhile; a
+ * long poll of quiet partitions keeps a resumed one waiting as long) takes longer than the spec waits
+ * for the first half of the backlog, so the receiver must get fetching going again without it. Short
+ * enough that closing, which may still wait it out (a stopped receiver pauses everything), stays quick.
  */
-const clients = [
-  {
-    name: 'kafkajs',
-    receiver: (groupId: string, topic: string) =>
-      fromKafka({
-        consumer: kafka('fetch-wait').consumer({
-          groupId,
-          ...QUICK_GROUP,
-          maxWaitTimeInMs: FETCH_WAIT_MS,
-          // A few dozen records a fetch, so the backlog takes many fetches.
-          maxBytesPerPartition: 4096,
-        }),
-        topics: [topic],
-        fromBeginning: true,
-        prefetch: 50,
-      }),
-  },
-  {
-    name: '@platformatic/kafka',
-    receiver: (groupId: string, topic: string) =>
-      fromPlatformaticKafka({
-        consumer: platformaticConsumer(groupId),
-        topics: [topic],
-        fromBeginning: true,
-        maxWaitMs: FETCH_WAIT_MS,
-        prefetch: 50,
-      }),
-  },
-];
+const FETCH_WAIT_MS = 4_000;
+/** A few dozen records a fetch, so the backlog takes many fetches. */
+const FETCH_BYTES = 4096;
 
 /** A topic of 3 partitions whose 3,000 messages, over 10 keys, are all in partition 0. */
 async function hotPartitionTopic(): Promise<string> {
@@ -65,7 +37,15 @@ async function hotPartitionTopic(): Promise<string> {
   return topic;
 }
 
-describe.each(clients)('a Kafka receiver on $name whose buffers fill', ({ receiver: receiverOf }) => {
+describe.each(ADAPTERS)('a Kafka receiver on $name whose buffers fill', (adapter) => {
+  const backlogReceiver = (groupId: string, topic: string) =>
+    adapter.receiver(
+      groupId,
+      [topic],
+      { prefetch: 50 },
+      { maxWaitMs: FETCH_WAIT_MS, maxBytesPerPartition: FETCH_BYTES },
+    );
+
   it.each([
     ['every partition pauses', () => eventTopics.topicWith(3, 3000, 30)],
     ['one partition pauses while the others are quiet', hotPartitionTopic],
@@ -73,7 +53,7 @@ describe.each(clients)('a Kafka receiver on $name whose buffers fill', ({ receiv
     "keeps delivering a backlog many times its prefetch without waiting out the client's fetch wait: %s",
     async (_case, topicOf) => {
       const topic = await topicOf();
-      const receiver = receiverOf(unique('group'), topic);
+      const receiver = backlogReceiver(unique('group'), topic);
       let handled = 0;
       const output = lastValueFrom(
         receiver.pipe(
@@ -89,9 +69,11 @@ describe.each(clients)('a Kafka receiver on $name whose buffers fill', ({ receiv
         { defaultValue: undefined },
       );
       try {
-        // About 2,000 a second. Half the backlog, while every partition still holds messages: a partition
-        // drained dry would hold a resumed one behind its own fetch wait, which no receiver can shorten.
-        expect(await within(10_000, () => handled >= 1500)).toBe(true);
+        expect(await within(30_000, () => handled > 0)).toBe(true);
+        // About 2,000 a second: under a second, where a single wait-out of the fetch wait takes longer.
+        // Half the backlog, while every partition still holds messages: a partition drained dry would
+        // hold a resumed one behind its own fetch wait, which no receiver can shorten.
+        expect(await within(FETCH_WAIT_MS, () => handled >= 1500)).toBe(true);
       } finally {
         await receiver.close();
         await output;
@@ -104,7 +86,13 @@ describe.each(clients)('a Kafka receiver on $name whose buffers fill', ({ receiv
     await createTopic(eventTopics.client, topic, 2);
     const hot = Array.from({ length: 200 }, (_, i) => ({ key: 'hot', value: `${i}`, partition: 0 }));
     await eventTopics.producer.send({ topic, messages: hot });
-    const receiver = receiverOf(unique('group'), topic);
+    // A held fetch never lets the cold messages through, whatever the fetch wait: a short one closes quickly.
+    const receiver = adapter.receiver(
+      unique('group'),
+      [topic],
+      { prefetch: 50 },
+      { maxWaitMs: 500, maxBytesPerPartition: FETCH_BYTES },
+    );
     const gate = deferred();
     let hotStarted = 0;
     let cold = 0;

@@ -35,11 +35,14 @@ export interface KafkaConsumerListener {
   readonly prefetch: number;
   /**
    * Fetched records of one partition, in offset order. Returns a promise when they filled the
-   * partition's buffer (`prefetch`; the partition is paused): it resolves once the buffer is down to
-   * half, or the partition is let go. The adapter holds its fetching until then: a client that fetches
-   * other partitions meanwhile would long-poll quiet ones (or, with every partition paused, kafkajs
-   * sleeps) for its whole fetch wait, and only then fetch the resumed partition. A partition held by a
-   * parked hot key never holds fetching (it drains at that key's pace): its wait resolves when it is held.
+   * partition's buffer (`prefetch`; the partition is paused) while no other partition still fetched
+   * brought records since this one's previous batch: it resolves once the first such full partition is
+   * down to half, a paused one resumes, records of another partition arrive, or the partition is let
+   * go. The adapter holds its fetching until then: a client that fetches the quiet partitions meanwhile
+   * would long-poll them (or, with every partition paused, kafkajs sleeps) for its whole fetch wait, and
+   * only then fetch the resumed partition. While other partitions flow, none is held back to a full
+   * one's pace: their fetches return as soon as records are there. A partition held by a parked hot key
+   * never holds fetching (it drains at that key's pace): its wait resolves when it is held.
    */
   batch(topic: string, partition: number, records: readonly KafkaRecord[]): Promise<void> | undefined;
   /**

@@ -25,6 +25,7 @@ import type {
   TopicPartition,
   TopicPartitionOffset,
 } from './adapter';
+import { FetchHold } from './fetch-hold';
 import { DEFAULT_METADATA_MAX_BYTES } from './finished-offsets';
 import type { KafkaMessage, KafkaRecord } from './message';
 import { PartitionTracker, TrackedKafkaMessage } from './partition-tracker';
@@ -254,6 +255,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private gapTimer: ReturnType<typeof setTimeout> | null = null;
   /** The consumer is closing: its last commit is under way, and no other starts. */
   private closingConsumer = false;
+  /** Whether a full partition holds fetching (see `batch`). */
+  private readonly fetchHold = new FetchHold();
 
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
@@ -338,9 +341,11 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   /** Resumes fetching a paused partition once it is not held and its buffer has room again. */
   private resumeIfRoom(tracker: PartitionTracker): void {
     if (tracker.buffer.size > this.options.prefetch >> 1) return;
-    // A fetch held for this buffer goes on, even while a parked hot key still holds the partition.
-    tracker.releaseRoom();
-    if (tracker.paused && tracker.parked === 0) {
+    const resumes = tracker.paused && tracker.parked === 0;
+    // A held fetch goes on once a partition can be fetched again, or this buffer has room (even while a
+    // parked hot key still holds the partition).
+    if (resumes || tracker.room !== null) this.fetchHold.release();
+    if (resumes) {
       tracker.paused = false;
       this.adapter.resume([tracker]);
     }
@@ -440,12 +445,12 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     this.drain();
     if (tracker.buffer.size >= this.options.prefetch) {
       // A partition held by a parked hot key drains at that key's pace: fetching does not wait for it.
-      if (tracker.parked === 0) tracker.holdForRoom();
+      if (tracker.parked === 0) this.fetchHold.filled(tracker, this.live.values());
       if (!tracker.paused) {
         tracker.paused = true;
         this.adapter.pause([tracker]);
       }
-    }
+    } else this.fetchHold.flowed(tracker);
   }
 
   revoking(partitions?: readonly TopicPartition[]): Promise<void> {

@@ -330,11 +330,11 @@ const ROOM_BEAT_MS = 1000;
 const ROOM_BEATS = 30;
 
 /**
- * The batch filled its partition's buffer: fetching waits here until the buffer is down to half. kafkajs
- * would otherwise go on fetching the other partitions, long-polling quiet ones for its whole
- * `maxWaitTimeInMs` (5 s by default; with every partition paused it sleeps that long), and fetch the
- * resumed partition only then. It heartbeats meanwhile, as kafkajs asks of a long `eachBatch` (a
- * rebalance throws out of it). Bounded: a dispatcher that stays stuck leaves kafkajs to its own loop.
+ * The batch filled its partition's buffer while no other partition flows: fetching waits here until the
+ * receiver lets it go on (`KafkaConsumerListener.batch`). kafkajs would otherwise go on fetching the
+ * other partitions, long-polling them for its whole `maxWaitTimeInMs` (5 s by default; with every
+ * partition paused it sleeps that long), and fetch the resumed partition only then. It heartbeats
+ * meanwhile, as kafkajs asks of a long `eachBatch` (a rebalance throws out of it). Bounded: a dispatcher that stays stuck leaves kafkajs to its own loop.
  */
 async function untilRoom(room: Promise<void>, heartbeat: () => Promise<void>): Promise<void> {
   const hasRoom = room.then(() => true);

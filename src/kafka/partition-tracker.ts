@@ -113,8 +113,8 @@ export class PartitionTracker implements TopicPartition {
   /** Fetching of this partition is paused: its buffer is full, or it is held. */
   paused = false;
   /**
-   * Set when a fetched batch filled the buffer: resolved once the buffer is down to half (or the
-   * partition is let go), so a client can hold its fetching until then (see `KafkaConsumerListener.batch`).
+   * Set when a fetched batch filled the buffer and holds the client's fetching (`FetchHold`): resolved
+   * when fetching may go on (see `KafkaConsumerListener.batch`), or the partition is let go.
    */
   room: { promise: Promise<void>; resolve: () => void } | null = null;
 

@@ -204,8 +204,8 @@ export class Fetcher {
           response = partial;
         }
         this.listener.transportRecovered();
-        // Records that filled a partition's buffer hold the next fetch round until it has room: a fetch
-        // of the others meanwhile would long-poll quiet partitions, and keep the resumed one waiting.
+        // A full partition beside quiet ones holds the next fetch round (`KafkaConsumerListener.batch`): a
+        // fetch of the others meanwhile would long-poll them, and keep the resumed one waiting.
         await Promise.all(this.deliver(response, names, asked));
       }),
     );
