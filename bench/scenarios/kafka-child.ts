@@ -1,7 +1,9 @@
 // One Kafka consumer run in a fresh process: `kafka-child <contender> --topic t --group g
 // --max-in-flight n --messages n --keys n [--log file --kill-point n] [--commit-every-messages n]
-// [--handler-ms n]` (the Parallel Consumer program takes the same arguments but the last two; its
-// handler sleeps 1 ms). Prints `{ "rate": msgs/s, "violations": n }` on its last line once every
+// [--handler-ms n] [--warm-ups n]` (the Parallel Consumer program takes the same arguments but
+// --commit-every-messages and --handler-ms; its handler sleeps 1 ms). With --warm-ups, the process
+// first reads the whole topic n times unmeasured, each in a group of its own, stopping each pass's
+// consumer before the next: the measured pass runs on code already compiled. Prints `{ "rate": msgs/s, "violations": n }` on its last line once every
 // message has been handled, then exits without leaving the group (each measured run has a group of
 // its own).
 import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
@@ -65,11 +67,16 @@ const receivers: Record<string, (args: Args) => KafkaReceiver> = {
     }),
 };
 
+/** Stops a contender's consumer once its pass has handled every message. */
+type Stop = () => Promise<unknown>;
+const stopped: Stop = async () => undefined;
+
 /** keyedDispatch after the client's receiver, with the async handler (`--handler-ms`). */
 function dispatch(client: string) {
-  return async (args: Args): Promise<void> => {
+  return async (args: Args): Promise<Stop> => {
+    const receiver = receivers[client](args);
     void lastValueFrom(
-      receivers[client](args).pipe(
+      receiver.pipe(
         keyedDispatch<KafkaMessage, string, void>({
           key: kafkaKey,
           maxInFlight: args.maxInFlight,
@@ -82,14 +89,16 @@ function dispatch(client: string) {
       ),
       { defaultValue: undefined },
     );
+    return () => receiver.close();
   };
 }
 
 /** keyedBatchDispatch after the client's receiver: a bulk store of `--handler-ms` per call, whatever the batch size. */
 function dispatchBatches(client: string) {
-  return async (args: Args): Promise<void> => {
+  return async (args: Args): Promise<Stop> => {
+    const receiver = receivers[client](args);
     void lastValueFrom(
-      receivers[client](args).pipe(
+      receiver.pipe(
         keyedBatchDispatch<KafkaMessage, string, void>({
           key: kafkaKey,
           maxInFlight: args.maxInFlight,
@@ -101,11 +110,12 @@ function dispatchBatches(client: string) {
       ),
       { defaultValue: undefined },
     );
+    return () => receiver.close();
   };
 }
 
 /** kafkajs' own per-message loop, one message at a time per partition, the async handler. */
-async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> {
+async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<Stop> {
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -117,6 +127,7 @@ async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> 
       tally.record(message.value);
     },
   });
+  return () => consumer.disconnect();
 }
 
 /**
@@ -125,7 +136,7 @@ async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> 
  * client fetches on only while there is some), and a partition commits past a batch once all of its
  * messages are handled, its commits chained in order. No parking, failure policy, stats or teardown.
  */
-async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise<void> {
+async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise<Stop> {
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -170,10 +181,15 @@ async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise
       await heartbeat();
     },
   });
+  // A commit still on its way after the consumer left would fail: the last ones land first.
+  return async () => {
+    await Promise.all(commits.values());
+    await consumer.disconnect();
+  };
 }
 
 /** kafkajs fetching and committing with no handler: the ceiling for anything built on it. */
-async function rawKafkajs({ topic, group, tally }: Args): Promise<void> {
+async function rawKafkajs({ topic, group, tally }: Args): Promise<Stop> {
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -182,10 +198,11 @@ async function rawKafkajs({ topic, group, tally }: Args): Promise<void> {
       for (const message of batch.messages) tally.record(message.value);
     },
   });
+  return () => consumer.disconnect();
 }
 
 /** @platformatic/kafka fetching and committing (every second) with no handler: its ceiling. */
-async function rawPlatformatic({ topic, group, tally }: Args): Promise<void> {
+async function rawPlatformatic({ topic, group, tally }: Args): Promise<Stop> {
   const consumer = new Consumer({ clientId: 'bench', bootstrapBrokers: ['127.0.0.1:9092'], groupId: group });
   const stream = await consumer.consume({
     topics: [topic],
@@ -197,9 +214,13 @@ async function rawPlatformatic({ topic, group, tally }: Args): Promise<void> {
     heartbeatInterval: GROUP.heartbeatInterval,
   });
   stream.on('data', (message) => tally.record(message.value));
+  return async () => {
+    await stream.close();
+    await consumer.close();
+  };
 }
 
-const contenders: Record<string, (args: Args) => Promise<void>> = {
+const contenders: Record<string, (args: Args) => Promise<Stop>> = {
   ...Object.fromEntries(
     Object.keys(receivers).map((client) => [`keyed-dispatch:${client}`, dispatch(client)]),
   ),
@@ -218,7 +239,7 @@ const contenders: Record<string, (args: Args) => Promise<void>> = {
  * No Kafka: the handler alone, `maxInFlight` at once, on synthetic `key:seq` values in the topic's
  * order. Node's ceiling for this handler, whatever feeds it.
  */
-async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promise<void> {
+async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promise<Stop> {
   let next = 0;
   const worker = async () => {
     while (next < messages) {
@@ -229,6 +250,7 @@ async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promis
     }
   };
   for (let w = 0; w < maxInFlight; w++) void worker();
+  return stopped;
 }
 
 /**
@@ -236,7 +258,7 @@ async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promis
  * `k<key>` key and a `key:seq` value, as bytes) from an array. What the dispatch reaches before a client
  * shares its thread.
  */
-async function dispatchOnly({ maxInFlight, tally, messages, keys }: Args): Promise<void> {
+async function dispatchOnly({ maxInFlight, tally, messages, keys }: Args): Promise<Stop> {
   const input = Array.from({ length: messages }, (_, i) => ({
     key: Buffer.from(`k${i % keys}`),
     value: Buffer.from(`${i % keys}:${Math.floor(i / keys)}`),
@@ -255,6 +277,7 @@ async function dispatchOnly({ maxInFlight, tally, messages, keys }: Args): Promi
     ),
     { defaultValue: undefined },
   );
+  return stopped;
 }
 
 function parse(argv: string[]): Record<string, string> {
@@ -273,24 +296,31 @@ async function main(): Promise<void> {
     if (!(handlerMs > 0))
       throw new Error(`--handler-ms must be a number of milliseconds > 0, got '${args['handler-ms']}'`);
   }
-  const tally = new Tally({
-    messages: Number(args.messages),
-    keys: Number(args.keys),
-    log: args.log,
-    killPoint: args['kill-point'] === undefined ? undefined : Number(args['kill-point']),
-  });
-  await run({
+  const pass = {
     topic: args.topic,
-    group: args.group,
     maxInFlight: Number(args['max-in-flight']),
     commitEveryMessages:
       args['commit-every-messages'] === undefined ? undefined : Number(args['commit-every-messages']),
     messages: Number(args.messages),
     keys: Number(args.keys),
-    tally,
+  };
+  let cold: number | undefined;
+  for (let i = 0; i < Number(args['warm-ups'] ?? 0); i++) {
+    const warmUp = new Tally({ messages: pass.messages, keys: pass.keys });
+    const stop = await run({ ...pass, group: `${args.group}-warm-up-${i}`, tally: warmUp });
+    await warmUp.finished;
+    cold ??= warmUp.result().rate;
+    await stop();
+  }
+  const tally = new Tally({
+    messages: pass.messages,
+    keys: pass.keys,
+    log: args.log,
+    killPoint: args['kill-point'] === undefined ? undefined : Number(args['kill-point']),
   });
+  await run({ ...pass, group: args.group, tally });
   await tally.finished;
-  console.log(JSON.stringify(tally.result()));
+  console.log(JSON.stringify({ ...tally.result(), cold }));
   process.exit(0);
 }
 

@@ -11,6 +11,8 @@ export interface KafkaRunResult {
    * what the in-flight bound leaves running once messages wait behind their key.
    */
   running?: number;
+  /** msgs/s of the process's first pass over the topic, when it warmed up first (`--warm-ups`): its cold rate. */
+  cold?: number;
 }
 
 export interface TallyOptions {
