@@ -13,6 +13,7 @@ import {
 import { produceKeyedTopic } from '../kafka-topic';
 import type { Report, Scenario } from '../report';
 import { median, rate, ratioCell, table, times } from '../stats';
+import { WARM_UPS } from './kafka';
 import { parallelConsumerCommand } from './kafka-pc';
 import { childCommand, measure } from './kafka-runs';
 
@@ -165,7 +166,7 @@ async function onKafka(rounds: number): Promise<{ rounds: Rounds; violations: nu
           messages: KAFKA_MESSAGES,
           keys: KEYS,
         };
-        const result = await measure(c.command, spec);
+        const result = await measure([...c.command, '--warm-ups', String(WARM_UPS)], spec);
         violations += result.violations;
         console.error(`  kafka ${id}: ${rate(result.rate)} msgs/s`);
         return { rate: result.rate };
@@ -221,7 +222,7 @@ async function run({ rounds = 5, args }: { rounds?: number; args: string[] }): P
     method: [
       `A bulk store that costs 1 ms per call whatever the batch size (\`await\` a \`setTimeout(1)\`): **keyedBatchDispatch** hands it each key's waiting messages at once (\`maxBatch\` 64, the default), **keyedDispatch** one message per call. ${KEYS.toLocaleString('en-US')} keys, window ${WINDOW}, the other options at their defaults (\`maxPerKey\` 64), event-loop lanes. Each key's messages come in runs: a run of 32 is an aggregate's 32 events appended by one command, or one account's statement lines; with runs of 1 the keys take turns message by message, and a key never has more than one message waiting. Each run length is a fresh process; its two contenders alternate (one unmeasured run each, then ${rounds} rounds, the order rotated), over ${MESSAGES.batches.toLocaleString('en-US')} messages for batches and ${MESSAGES.messages.toLocaleString('en-US')} for one message per call (${MESSAGES.batches.toLocaleString('en-US')} with runs of 1) from an array; ratios are medians of per-round ratios (min–max).`,
       '',
-      `**Kafka.** One topic of ${KAFKA_MESSAGES.toLocaleString('en-US')} messages (\`key:seq\`, ${KEYS.toLocaleString('en-US')} keys in runs of ${HEADLINE_RUN}, ${PARTITIONS} partitions) on one local broker, read from the start by a fresh process in a group of its own per run (a JVM for Parallel Consumer), ${kafkaRounds} rounds, the order rotated; the rate runs from the first handled message to the last. The same bulk store: \`Thread.sleep(1)\` per call for Parallel Consumer (KEY order: a key's records one at a time; its \`batchSize\` groups records of different keys, ${PC_BATCH.batchSize} per call on ${PC_BATCH.maxConcurrency} threads, the same ${WINDOW} in flight), \`setTimeout(1)\` per call for keyedBatchDispatch and keyedDispatch on kafkajs. Every contender checks per-key order${kafka === null ? '' : `; violations in all runs: ${kafka.violations}`}.`,
+      `**Kafka.** One topic of ${KAFKA_MESSAGES.toLocaleString('en-US')} messages (\`key:seq\`, ${KEYS.toLocaleString('en-US')} keys in runs of ${HEADLINE_RUN}, ${PARTITIONS} partitions) on one local broker, read from the start by a fresh process per run (a JVM for Parallel Consumer), measured on its pass after ${WARM_UPS} unmeasured ones (warm-ups, each pass in a group of its own), ${kafkaRounds} rounds, the order rotated; the rate runs from the first handled message to the last. The same bulk store: \`Thread.sleep(1)\` per call for Parallel Consumer (KEY order: a key's records one at a time; its \`batchSize\` groups records of different keys, ${PC_BATCH.batchSize} per call on ${PC_BATCH.maxConcurrency} threads, the same ${WINDOW} in flight), \`setTimeout(1)\` per call for keyedBatchDispatch and keyedDispatch on kafkajs. Every contender checks per-key order${kafka === null ? '' : `; violations in all runs: ${kafka.violations}`}.`,
     ].join('\n'),
     tables: [
       table(

@@ -1,9 +1,12 @@
 // One Kafka consumer run in a fresh process: `kafka-child <contender> --topic t --group g
 // --max-in-flight n --messages n --keys n [--log file --kill-point n] [--commit-every-messages n]
-// [--handler-ms n] [--fetch-bytes n]` (the Parallel Consumer program takes the same arguments but the
-// last three; its handler sleeps 1 ms). Prints `{ "rate": msgs/s, "violations": n, "rss": bytes,
-// "heap": bytes }` on its last line once every message has been handled (peak RSS, and the peak heap
-// used sampled every 100 ms), then exits without leaving the group (each measured run has a group of
+// [--handler-ms n] [--fetch-bytes n] [--warm-ups n]` (the Parallel Consumer program takes the same
+// arguments but --commit-every-messages, --handler-ms and --fetch-bytes; its handler sleeps 1 ms). With
+// --warm-ups, the process first reads the whole topic n times unmeasured, each in a group of its own,
+// stopping each pass's consumer before the next: the measured pass runs on code already compiled.
+// Prints `{ "rate": msgs/s, "violations": n, "cold": msgs/s, "rss": bytes, "heap": bytes }` on its last
+// line once every message has been handled (the first pass's rate, peak RSS, and the peak heap used
+// sampled every 100 ms), then exits without leaving the group (each measured run has a group of
 // its own).
 import { getHeapStatistics } from 'node:v8';
 import { Consumer, MessagesStreamModes } from '@platformatic/kafka';
@@ -90,11 +93,16 @@ const receivers: Record<string, (args: Args) => KafkaReceiver> = {
     }),
 };
 
+/** Stops a contender's consumer once its pass has handled every message. */
+type Stop = () => Promise<unknown>;
+const stopped: Stop = async () => undefined;
+
 /** keyedDispatch after the client's receiver, with the async handler (`--handler-ms`). */
 function dispatch(client: string) {
-  return async (args: Args): Promise<void> => {
+  return async (args: Args): Promise<Stop> => {
+    const receiver = receivers[client](args);
     void lastValueFrom(
-      receivers[client](args).pipe(
+      receiver.pipe(
         keyedDispatch<KafkaMessage, string, void>({
           key: kafkaKey,
           maxInFlight: args.maxInFlight,
@@ -107,14 +115,16 @@ function dispatch(client: string) {
       ),
       { defaultValue: undefined },
     );
+    return () => receiver.close();
   };
 }
 
 /** keyedBatchDispatch after the client's receiver: a bulk store of `--handler-ms` per call, whatever the batch size. */
 function dispatchBatches(client: string) {
-  return async (args: Args): Promise<void> => {
+  return async (args: Args): Promise<Stop> => {
+    const receiver = receivers[client](args);
     void lastValueFrom(
-      receivers[client](args).pipe(
+      receiver.pipe(
         keyedBatchDispatch<KafkaMessage, string, void>({
           key: kafkaKey,
           maxInFlight: args.maxInFlight,
@@ -126,11 +136,12 @@ function dispatchBatches(client: string) {
       ),
       { defaultValue: undefined },
     );
+    return () => receiver.close();
   };
 }
 
 /** kafkajs' own per-message loop, one message at a time per partition, the async handler. */
-async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> {
+async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<Stop> {
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -142,6 +153,7 @@ async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> 
       tally.record(message.value);
     },
   });
+  return () => consumer.disconnect();
 }
 
 /**
@@ -150,7 +162,7 @@ async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<void> 
  * client fetches on only while there is some), and a partition commits past a batch once all of its
  * messages are handled, its commits chained in order. No parking, failure policy, stats or teardown.
  */
-async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise<void> {
+async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise<Stop> {
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -195,10 +207,15 @@ async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise
       await heartbeat();
     },
   });
+  // A commit still on its way after the consumer left would fail: the last ones land first.
+  return async () => {
+    await Promise.all(commits.values());
+    await consumer.disconnect();
+  };
 }
 
 /** kafkajs fetching and committing with no handler: the ceiling for anything built on it. */
-async function rawKafkajs({ topic, group, tally }: Args): Promise<void> {
+async function rawKafkajs({ topic, group, tally }: Args): Promise<Stop> {
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -207,10 +224,11 @@ async function rawKafkajs({ topic, group, tally }: Args): Promise<void> {
       for (const message of batch.messages) tally.record(message.value);
     },
   });
+  return () => consumer.disconnect();
 }
 
 /** @platformatic/kafka fetching and committing (every second) with no handler: its ceiling. */
-async function rawPlatformatic({ topic, group, tally }: Args): Promise<void> {
+async function rawPlatformatic({ topic, group, tally }: Args): Promise<Stop> {
   const consumer = new Consumer({ clientId: 'bench', bootstrapBrokers: ['127.0.0.1:9092'], groupId: group });
   const stream = await consumer.consume({
     topics: [topic],
@@ -222,9 +240,13 @@ async function rawPlatformatic({ topic, group, tally }: Args): Promise<void> {
     heartbeatInterval: GROUP.heartbeatInterval,
   });
   stream.on('data', (message) => tally.record(message.value));
+  return async () => {
+    await stream.close();
+    await consumer.close();
+  };
 }
 
-const contenders: Record<string, (args: Args) => Promise<void>> = {
+const contenders: Record<string, (args: Args) => Promise<Stop>> = {
   ...Object.fromEntries(
     Object.keys(receivers).map((client) => [`keyed-dispatch:${client}`, dispatch(client)]),
   ),
@@ -243,7 +265,7 @@ const contenders: Record<string, (args: Args) => Promise<void>> = {
  * No Kafka: the handler alone, `maxInFlight` at once, on synthetic `key:seq` values in the topic's
  * order. Node's ceiling for this handler, whatever feeds it.
  */
-async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promise<void> {
+async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promise<Stop> {
   let next = 0;
   const worker = async () => {
     while (next < messages) {
@@ -254,6 +276,7 @@ async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promis
     }
   };
   for (let w = 0; w < maxInFlight; w++) void worker();
+  return stopped;
 }
 
 /**
@@ -261,7 +284,7 @@ async function handlerOnly({ maxInFlight, tally, messages, keys }: Args): Promis
  * `k<key>` key and a `key:seq` value, as bytes) from an array. What the dispatch reaches before a client
  * shares its thread.
  */
-async function dispatchOnly({ maxInFlight, tally, messages, keys }: Args): Promise<void> {
+async function dispatchOnly({ maxInFlight, tally, messages, keys }: Args): Promise<Stop> {
   const input = Array.from({ length: messages }, (_, i) => ({
     key: Buffer.from(`k${i % keys}`),
     value: Buffer.from(`${i % keys}:${Math.floor(i / keys)}`),
@@ -280,6 +303,7 @@ async function dispatchOnly({ maxInFlight, tally, messages, keys }: Args): Promi
     ),
     { defaultValue: undefined },
   );
+  return stopped;
 }
 
 function parse(argv: string[]): Record<string, string> {
@@ -306,27 +330,34 @@ async function main(): Promise<void> {
   setInterval(() => {
     heap = Math.max(heap, getHeapStatistics().used_heap_size);
   }, 100).unref();
-  const tally = new Tally({
-    messages: Number(args.messages),
-    keys: Number(args.keys),
-    log: args.log,
-    killPoint: args['kill-point'] === undefined ? undefined : Number(args['kill-point']),
-  });
-  await run({
+  const pass = {
     topic: args.topic,
-    group: args.group,
     maxInFlight: Number(args['max-in-flight']),
     commitEveryMessages:
       args['commit-every-messages'] === undefined ? undefined : Number(args['commit-every-messages']),
     messages: Number(args.messages),
     keys: Number(args.keys),
-    tally,
     fetchBytes,
+  };
+  let cold: number | undefined;
+  for (let i = 0; i < Number(args['warm-ups'] ?? 0); i++) {
+    const warmUp = new Tally({ messages: pass.messages, keys: pass.keys });
+    const stop = await run({ ...pass, group: `${args.group}-warm-up-${i}`, tally: warmUp });
+    await warmUp.finished;
+    cold ??= warmUp.result().rate;
+    await stop();
+  }
+  const tally = new Tally({
+    messages: pass.messages,
+    keys: pass.keys,
+    log: args.log,
+    killPoint: args['kill-point'] === undefined ? undefined : Number(args['kill-point']),
   });
+  await run({ ...pass, group: args.group, tally });
   await tally.finished;
   heap = Math.max(heap, getHeapStatistics().used_heap_size);
   const rss = process.resourceUsage().maxRSS * 1024;
-  console.log(JSON.stringify({ ...tally.result(), rss, heap }));
+  console.log(JSON.stringify({ ...tally.result(), cold, rss, heap }));
   process.exit(0);
 }
 

@@ -15,6 +15,8 @@ export interface KafkaRunResult {
   rss?: number;
   /** Peak V8 heap used, sampled every 100 ms, in bytes (Node contenders). */
   heap?: number;
+  /** msgs/s of the process's first pass over the topic, when it warmed up first (`--warm-ups`): its cold rate. */
+  cold?: number;
 }
 
 export interface TallyOptions {

@@ -20,6 +20,12 @@ const BOUNDS = [256, 1024];
 const SLOW_HANDLER_MS = 10;
 const SLOW_BOUND = 1024;
 const CLIENTS: Record<string, string> = { kafkajs: 'kafkajs', platformatic: '@platformatic/kafka' };
+/**
+ * Unmeasured passes over the topic each process makes before its measured one: every contender gets the
+ * same, so each is measured warm. A JVM runs its first pass mostly interpreted, and Parallel Consumer
+ * still ran faster after a second one.
+ */
+export const WARM_UPS = 2;
 
 /** A contender: a process per run, with its in-flight bound. */
 interface Contender {
@@ -121,12 +127,13 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
           messages: MESSAGES,
           keys: KEYS,
         };
-        const result = await measure(c.command, spec);
+        const result = await measure([...c.command, '--warm-ups', String(WARM_UPS)], spec);
         violations += result.violations;
         console.error(`  ${id}: ${rate(result.rate)} msgs/s`);
-        const { rate: msgsPerSecond, running, rss } = result;
+        const { rate: msgsPerSecond, running, rss, cold = Number.NaN } = result;
         return {
           rate: msgsPerSecond,
+          cold: cold / msgsPerSecond,
           ...(running === undefined ? {} : { running }),
           ...(rss === undefined ? {} : { rss }),
         };
@@ -195,11 +202,20 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
     });
     return `maxInFlight ${b}: ${cells.join(', ')}`;
   });
+  // How much the warm-up is worth to each: the cold first pass ÷ the measured one, per run.
+  const colds = [
+    `pc-${BOUNDS[0]}`,
+    `pc-${BOUNDS[1]}`,
+    ...Object.keys(CLIENTS).map((id) => `${id}-${BOUNDS[1]}`),
+  ].map((id) => {
+    figures[`${id}.cold`] = times(median(series(rs, id, 'cold')));
+    return `${all[id].label}: ${ratioCell(series(rs, id, 'cold'))}`;
+  });
   const slow = `${SLOW_BOUND}-${SLOW_HANDLER_MS}ms`;
   const slowOfFloor = ratios(rs, `kafkajs-${slow}`, `floor-${slow}`);
   figures[`kafkajs-${slow}.floor`] = times(median(slowOfFloor));
   return {
-    method: `One topic of ${MESSAGES.toLocaleString('en-US')} messages (\`key:seq\`, ${KEYS.toLocaleString('en-US')} keys, in order per key, ${PARTITIONS} partitions) on one local broker. Every run is a fresh process (a JVM for Parallel Consumer) in a consumer group of its own reading the whole topic from the start; its rate runs from its first handled message to its last, so start-up and the group join do not count. ${rounds} rounds, every contender once a round, the order rotated; ratios are medians of per-round ratios (min–max). Handlers: keyedDispatch and \`eachMessage\` \`await\` a \`setTimeout(1)\` (\`setTimeout(${SLOW_HANDLER_MS})\` where a row says so); Parallel Consumer \`Thread.sleep(1)\` on its pool of \`maxConcurrency\` threads (KEY order, commits every 1 s). Every contender parses each message and checks per-key order; violations in all runs: ${violations}. Peak RSS: the Node process's maximum resident set size, median over rounds (\`npm run bench -- kafka-memory\` measures it on a 1,000,000-record backlog). The handler alone (no Kafka) and the raw clients (fetch and commit, no handler) are the ceilings a pipeline on one Node thread works under.`,
+    method: `One topic of ${MESSAGES.toLocaleString('en-US')} messages (\`key:seq\`, ${KEYS.toLocaleString('en-US')} keys, in order per key, ${PARTITIONS} partitions) on one local broker. Every run is a fresh process (a JVM for Parallel Consumer) that reads the whole topic from the start ${WARM_UPS} times unmeasured (a warm-up, in a consumer group of its own, stopped before the next pass) and then once more, measured, in a fresh group; its rate runs from its first handled message to its last, so start-up and the group join do not count. ${rounds} rounds, every contender once a round, the order rotated; ratios are medians of per-round ratios (min–max). Handlers: keyedDispatch and \`eachMessage\` \`await\` a \`setTimeout(1)\` (\`setTimeout(${SLOW_HANDLER_MS})\` where a row says so); Parallel Consumer \`Thread.sleep(1)\` on its pool of \`maxConcurrency\` threads (KEY order, commits every 1 s). Every contender parses each message and checks per-key order; violations in all runs: ${violations}. Peak RSS: the Node process's maximum resident set size (its warm-up passes included), median over rounds (`npm run bench -- kafka-memory` measures it on a 1,0,0-record backlog). The handler alone (no Kafka) and the raw clients (fetch and commit, no handler) are the ceilings a pipeline on one Node thread works under.`,
     tables: [
       table(
         [
@@ -215,6 +231,7 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
       `keyedDispatch on kafkajs ÷ the floor on kafkajs, per round: ${floors.join('; ')}. The floor is the least code that does the same job by hand: a per-key promise chain, at most the bound in flight across partitions (a batch waits for room), and a partition's offset committed once a batch is handled. It shows how far under the bound a pipeline on this client and handler stays when it does nothing else.`,
       `keyedDispatch with no Kafka ÷ the handler alone, per round: ${alones.join('; ')}. The handler alone runs its \`maxInFlight\` timers in step, mostly waiting, with no key order to keep: its \`1/rate\` is not a cost per message that adds to the client's. A keyed pipeline with nothing else on its thread already stays this far under it.`,
       `Handlers running at once (the mean seen as each handler starts, median over rounds): ${running.join('; ')}. The in-flight bound counts a message from its delivery to its end, running or waiting behind its key; the handler alone keeps no key order and runs all of its bound. From an array the keys take turns exactly, so about one message a key is in flight. From Kafka a partition's keys take turns within it, and a partition given more of the window than it has keys has messages waiting behind them. The floor gives each freed place to the partitions' waiting batches in turn, one message each, so each partition gets as many messages as the one with the fewest keys can finish; keyedDispatch serves the partition with the fewest messages in flight first, so each has about an equal share. With about as many running, keyedDispatch with no Kafka still stays under the handler alone: on one thread the 1 ms timers fire later the more work each message brings.`,
+      `A process's first, cold pass ÷ its measured pass, per run: ${colds.join('; ')}. Before the warm-ups, each run was this first pass.`,
       `With a ${SLOW_HANDLER_MS} ms handler, ${SLOW_BOUND} in flight, the thread mostly waits and throughput follows the handlers running at once: keyedDispatch on kafkajs ÷ the floor, per round, ${ratioCell(slowOfFloor)}; handlers running at once, keyedDispatch ${runningOf(`kafkajs-${slow}`)}, the floor ${runningOf(`floor-${slow}`)}.`,
     ].join('\n\n'),
     figures,

@@ -3,6 +3,7 @@ package bench;
 import io.confluent.parallelconsumer.ParallelConsumerOptions;
 import io.confluent.parallelconsumer.ParallelConsumerOptions.ProcessingOrder;
 import io.confluent.parallelconsumer.ParallelStreamProcessor;
+import io.confluent.parallelconsumer.internal.DrainingCloseable.DrainingMode;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,10 +23,13 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 /**
  * Confluent Parallel Consumer over a topic of "key:seq" values, for the kafka benchmark: KEY ordering,
  * a handler that sleeps 1 ms on PC's thread pool, per-key order checked. Prints one JSON line when it
- * has handled every message: {"rate": msgs/s from the first handled message to the last, "violations": n}.
+ * has handled every message: {"rate": msgs/s from the first handled message to the last, "violations": n}
+ * (and "cold": the first warm-up pass's rate, with --warm-ups).
  *
  * <p>Arguments: --bootstrap host:port --topic t --group g --max-concurrency n --messages n --keys n
- * [--batch-size n] [--log file] [--kill-point n]. With --batch-size (PC's batchSize, default 1), the
+ * [--batch-size n] [--warm-ups n] [--log file] [--kill-point n]. With --warm-ups, the JVM first reads
+ * the whole topic n times unmeasured, each time in a group of its own (the group's name and
+ * "-warm-up-<i>"), and measures the pass after them. With --batch-size (PC's batchSize, default 1), the
  * handler gets up to n records per call and sleeps 1 ms per call whatever their number. With --log,
  * each handled message is appended to the file as "key:seq" before the next is recorded (unbuffered,
  * so a SIGKILL loses none), messages already in the file count as handled, and "kill-point" is printed
@@ -36,11 +40,30 @@ public final class ParallelConsumerBench {
     Map<String, String> args = parse(argv);
     int messages = Integer.parseInt(args.get("messages"));
     int keys = Integer.parseInt(args.get("keys"));
+    // A JVM runs its first pass mostly interpreted: the passes that warm it up are not measured.
+    int warmUps = Integer.parseInt(args.getOrDefault("warm-ups", "0"));
+    String cold = "";
+    for (int i = 0; i < warmUps; i++) {
+      Tally warmUp = new Tally(messages, keys, null, 0);
+      ParallelStreamProcessor<String, String> pc = consume(args, args.get("group") + "-warm-up-" + i, warmUp);
+      warmUp.awaitAll();
+      if (i == 0) cold = ",\"cold\":" + warmUp.rate();
+      pc.close(Duration.ofSeconds(10), DrainingMode.DONT_DRAIN);
+    }
     Tally tally = new Tally(messages, keys, args.get("log"), Integer.parseInt(args.getOrDefault("kill-point", "0")));
+    consume(args, args.get("group"), tally);
+    tally.awaitAll();
+    System.out.println("{\"rate\":" + tally.rate() + ",\"violations\":" + tally.violations + cold + "}");
+    System.out.flush();
+    // Closing drains and commits, which the measurement does not need; exiting leaves the group by timeout.
+    Runtime.getRuntime().halt(0);
+  }
 
+  /** Parallel Consumer reading the whole topic from the start in `group`, each handled message recorded in `tally`. */
+  private static ParallelStreamProcessor<String, String> consume(Map<String, String> args, String group, Tally tally) {
     Properties props = new Properties();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args.get("bootstrap"));
-    props.put(ConsumerConfig.GROUP_ID_CONFIG, args.get("group"));
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     // The same group timing as the Node contenders, so a killed member leaves the group as fast.
@@ -68,11 +91,7 @@ public final class ParallelConsumerBench {
       }
       for (var record : context.getConsumerRecordsFlattened()) tally.record(record.value());
     });
-    tally.awaitAll();
-    System.out.println("{\"rate\":" + tally.rate() + ",\"violations\":" + tally.violations + "}");
-    System.out.flush();
-    // Closing drains and commits, which the measurement does not need; exiting leaves the group by timeout.
-    Runtime.getRuntime().halt(0);
+    return pc;
   }
 
   private static Map<String, String> parse(String[] argv) {
