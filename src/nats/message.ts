@@ -20,12 +20,32 @@ export interface JetStreamMessage {
 }
 
 export function toMessage(msg: JetStreamClientMessage): JetStreamMessage {
-  return {
-    subject: msg.subject,
-    seq: msg.seq,
-    data: msg.data,
-    headers: msg.headers,
-    deliveryCount: msg.info.deliveryCount,
-    msg,
-  };
+  return new ReceivedMessage(msg);
+}
+
+/**
+ * The client's message sits in a private field behind a getter, so a message posted to a thread lane
+ * carries its own fields only: structured cloning copies own properties, and the client's message
+ * (functions, its connection) cannot be cloned.
+ */
+class ReceivedMessage implements JetStreamMessage {
+  readonly subject: string;
+  readonly seq: number;
+  readonly data: Uint8Array;
+  readonly headers: JetStreamHeaders | undefined;
+  readonly deliveryCount: number;
+  readonly #msg: JetStreamClientMessage;
+
+  constructor(msg: JetStreamClientMessage) {
+    this.subject = msg.subject;
+    this.seq = msg.seq;
+    this.data = msg.data;
+    this.headers = msg.headers;
+    this.deliveryCount = msg.info.deliveryCount;
+    this.#msg = msg;
+  }
+
+  get msg(): JetStreamClientMessage {
+    return this.#msg;
+  }
 }
