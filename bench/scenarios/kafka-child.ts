@@ -50,11 +50,12 @@ const kafkajs = () =>
 const receivers: Record<string, (args: Args) => KafkaReceiver> = {
   kafkajs: ({ topic, group, commitEveryMessages, fetchBytes }) =>
     fromKafka({
-      consumer: kafkajs().consumer({
+      kafka: kafkajs(),
+      group: {
         groupId: group,
         ...GROUP,
         ...(fetchBytes === undefined ? {} : { maxBytesPerPartition: fetchBytes }),
-      }),
+      },
       topics: [topic],
       fromBeginning: true,
       commitEveryMessages,

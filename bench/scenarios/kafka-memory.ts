@@ -7,10 +7,9 @@ import { childCommand, measure } from './kafka-runs';
 
 /**
  * Memory of a consumer that reads a large backlog: 1,000,000 small records, window 1,024, no option set,
- * on each client set-up: peak RSS and peak heap used beside the rate. kafkajs also runs with the fetch
- * size the Kafka guide gives it (the adapter cannot size a kafkajs consumer's fetches). `--fetch-bytes n`
- * adds the @platformatic/kafka set-ups with the consumer's `maxBytesPerPartition` set to n (1048576: the
- * client's own default, which the adapter used before it sized fetches itself).
+ * on each client set-up: peak RSS and peak heap used beside the rate. `--fetch-bytes n` adds each set-up
+ * with the consumer's `maxBytesPerPartition` set to n (1048576: the clients' own default, which they
+ * fetched before the receiver sized fetches itself).
  */
 
 const MESSAGES = 1_000_000;
@@ -19,8 +18,6 @@ const PARTITIONS = 12;
 const WINDOW = 1024;
 /** A run at the clients' own 1 MiB can crawl on a loaded machine (a heap of a gigabyte and more). */
 const RUN_TIMEOUT_MS = 600_000;
-/** The kafkajs consumer's `maxBytesPerPartition` that the Kafka guide gives (32 bytes a record of `prefetch`). */
-const KAFKAJS_FETCH_BYTES = 32_768;
 
 const SETUPS: Record<string, string> = {
   kafkajs: 'keyedDispatch on kafkajs',
@@ -60,8 +57,7 @@ async function run({ rounds = 3, args }: { rounds?: number; args: string[] }): P
       label: `${label}, no option set`,
       command: [...childCommand(), `keyed-dispatch:${id}`],
     };
-    if (id === 'kafkajs') withBytes(id, KAFKAJS_FETCH_BYTES);
-    else if (fetchBytes !== undefined) withBytes(id, fetchBytes);
+    if (fetchBytes !== undefined) withBytes(id, fetchBytes);
   }
   let groups = 0;
   const runs = Object.fromEntries(
@@ -94,8 +90,8 @@ async function run({ rounds = 3, args }: { rounds?: number; args: string[] }): P
     figures[`${id}.rss`] = mb(median(series(rs, id, 'rss')));
     figures[`${id}.heap`] = mb(median(series(rs, id, 'heap')));
     // The bounded row ÷ the one at the client's own 1 MiB: what bounding memory costs in rate.
-    const other = id === 'kafkajs-set' ? 'kafkajs' : `${id}-set`;
-    const compared = id !== 'kafkajs' && other in contenders;
+    const other = `${id}-set`;
+    const compared = other in contenders;
     if (compared) figures[`${id}.rateRatio`] = times(median(ratios(rs, id, other)));
     return [
       label,
@@ -108,13 +104,7 @@ async function run({ rounds = 3, args }: { rounds?: number; args: string[] }): P
   return {
     method: `One topic of ${MESSAGES.toLocaleString('en-US')} messages (\`key:seq\`, ${KEYS.toLocaleString('en-US')} keys, ${PARTITIONS} partitions, a few bytes each) on one local broker, read from the start by keyedDispatch with a 1 ms handler and maxInFlight ${WINDOW.toLocaleString('en-US')}, each run a fresh process in a consumer group of its own. Peak RSS is the process's maximum resident set size; peak heap is the V8 heap used (garbage not yet collected included), sampled every 100 ms. ${rounds} rounds, the set-ups taking turns; medians (min–max). Order violations in all runs: ${violations}.`,
     tables: table(
-      [
-        'set-up',
-        'msgs/s',
-        'peak RSS',
-        'peak heap used',
-        'msgs/s ÷ the same set-up at 1 MiB a partition (kafkajs: no option set)',
-      ],
+      ['set-up', 'msgs/s', 'peak RSS', 'peak heap used', 'msgs/s ÷ the same set-up at 1 MiB a partition'],
       rows,
     ),
     figures,

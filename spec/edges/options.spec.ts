@@ -110,6 +110,22 @@ describe('option validation', () => {
     expect(make).toThrow(`${owner}: unknown option \`${name}\``);
   });
 
+  it.each([
+    ['both', { kafka: {}, group: { groupId: 'g' }, consumer: {} }, 'got both'],
+    ['neither', {}, 'got neither'],
+  ])('fromKafka refuses %s of `kafka` and `consumer`, naming them', (_what, client, got) => {
+    expect(() => fromKafka({ ...client, topics: ['t'] } as never)).toThrow(
+      `fromKafka: expected one of \`kafka\` (a kafkajs Kafka client, with \`group\`) or \`consumer\` (a kafkajs Consumer), ${got}`,
+    );
+  });
+
+  it('fromKafka refuses a `kafka` client without a `group` naming its `groupId`', () => {
+    const kafka = { consumer: () => ({}), admin: () => ({}) };
+    expect(() => fromKafka({ kafka, topics: ['t'] } as never)).toThrow(
+      'fromKafka: expected `group` to be a kafkajs consumer config with a string `groupId`, got undefined',
+    );
+  });
+
   it('fromIterable rejects an `onSettled` that is not a function when called, not once a message settles', () => {
     expect(() => fromIterable([1], { onSettled: 'log' as never })).toThrow(
       "fromIterable: expected `onSettled` to be a function, got 'log' (string)",

@@ -1,9 +1,9 @@
 import { keyedDispatch, retryPolicy } from 'keyed-dispatch';
-import { type KafkaMessage, type KafkaReceiverOptions, kafkaKey } from 'keyed-dispatch/kafka';
+import { fromKafka, type KafkaMessage, type KafkaReceiverOptions, kafkaKey } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { deferred } from '../support/scripted-receiver';
 import { ADAPTERS, type ClientAdapter } from './adapters';
-import { offsets, unique, waitFor } from './broker';
+import { kafka, offsets, QUICK_GROUP, unique, waitFor } from './broker';
 import { decode, type Event, useEventTopics } from './events';
 
 jest.setTimeout(90_000);
@@ -62,22 +62,26 @@ function byKey(events: Event[]): Map<string, number[]> {
   return map;
 }
 
-describe.each(ADAPTERS)('Kafka commits on $name with a real broker', (kind) => {
-  it('after a restart, messages that finished above the committed offset are not handled again; per-key order is kept', async () => {
-    // k0's first message never finishes, so the committed offset stays at 0 while the others finish.
-    const topic = await topicWith(1, 200, 20);
-    const groupId = unique('group');
-    const first = await runMember(kind, groupId, topic, {}, (h) => h.length === 190, 'k0');
-    expect(first.some((e) => e.key === 'k0')).toBe(false);
-    expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('0');
+/** A member that finished all but k0's messages commits; the next handles k0's alone, in order. */
+async function finishedAboveCommitIsSkipped(kind: ClientAdapter): Promise<void> {
+  // k0's first message never finishes, so the committed offset stays at 0 while the others finish.
+  const topic = await topicWith(1, 200, 20);
+  const groupId = unique('group');
+  const first = await runMember(kind, groupId, topic, {}, (h) => h.length === 190, 'k0');
+  expect(first.some((e) => e.key === 'k0')).toBe(false);
+  expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('0');
 
-    const second = await runMember(kind, groupId, topic, {}, (h) => h.length >= 10);
-    // Give anything that would be redelivered by mistake the time to arrive.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(second).toEqual(Array.from({ length: 10 }, (_, seq) => ({ key: 'k0', seq })));
-    const { committed, end } = await offsets(eventTopics.client, groupId, topic);
-    expect(committed).toEqual(end);
-  });
+  const second = await runMember(kind, groupId, topic, {}, (h) => h.length >= 10);
+  // Give anything that would be redelivered by mistake the time to arrive.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(second).toEqual(Array.from({ length: 10 }, (_, seq) => ({ key: 'k0', seq })));
+  const { committed, end } = await offsets(eventTopics.client, groupId, topic);
+  expect(committed).toEqual(end);
+}
+
+describe.each(ADAPTERS)('Kafka commits on $name with a real broker', (kind) => {
+  it('after a restart, messages that finished above the committed offset are not handled again; per-key order is kept', () =>
+    finishedAboveCommitIsSkipped(kind));
 
   it('without commit metadata, everything above the committed offset is handled again, each key in order', async () => {
     const topic = await topicWith(1, 200, 20);
@@ -118,4 +122,22 @@ describe.each(ADAPTERS)('Kafka commits on $name with a real broker', (kind) => {
     subscription.unsubscribe();
     await receiver.close();
   });
+});
+
+describe('Kafka commits on kafkajs given the client, with no admin client passed', () => {
+  const kafkajs = ADAPTERS.find((a) => a.name === 'kafkajs') as ClientAdapter;
+  const fromClient: ClientAdapter = {
+    ...kafkajs,
+    receiver: (groupId, topics, options) =>
+      fromKafka({
+        kafka: kafka('commits-spec'),
+        group: { groupId, ...QUICK_GROUP },
+        topics,
+        fromBeginning: true,
+        ...options,
+      }),
+  };
+
+  it('reads commit metadata back: messages that finished above the committed offset are not handled again', () =>
+    finishedAboveCommitIsSkipped(fromClient));
 });

@@ -1,8 +1,16 @@
+import type { ConsumerConfig } from 'kafkajs';
 import { keyedDispatch } from 'keyed-dispatch';
-import { type KafkaConsumerAdapter, type KafkaMessage, KafkaReceiver, kafkaKey } from 'keyed-dispatch/kafka';
+import {
+  fromKafka,
+  type KafkaConsumerAdapter,
+  type KafkaJsClient,
+  type KafkaMessage,
+  KafkaReceiver,
+  kafkaKey,
+} from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { ADAPTERS } from './adapters';
-import { createTopic, unique, within } from './broker';
+import { createTopic, kafka, QUICK_GROUP, unique, within } from './broker';
 import { useEventTopics } from './events';
 
 jest.setTimeout(60_000);
@@ -58,12 +66,40 @@ function countingFetches(adapter: KafkaConsumerAdapter, fetched: number[]): Kafk
   };
 }
 
-/** Reads the whole topic with this `prefetch`; returns the records each fetch brought. */
-async function recordsPerFetch(kind: (typeof ADAPTERS)[number], prefetch: number): Promise<number[]> {
+/**
+ * The kafkajs client, whose consumers note how many records each fetch brought (a partition's batch)
+ * and pass everything through.
+ */
+function countingClient(fetched: number[]): KafkaJsClient {
+  const client = kafka('fetch-size-spec');
+  return {
+    consumer: (config) => {
+      const consumer = client.consumer(config as ConsumerConfig);
+      return {
+        ...consumer,
+        run: (run) =>
+          consumer.run({
+            ...run,
+            eachBatch: (payload) => {
+              fetched.push(payload.batch.messages.length);
+              return run.eachBatch?.(payload) ?? Promise.resolve();
+            },
+          }),
+      };
+    },
+    admin: () => client.admin(),
+  };
+}
+
+/** Reads the whole topic with this `prefetch` through an adapter of `kind`; returns the records each fetch brought. */
+function recordsPerFetch(kind: (typeof ADAPTERS)[number], prefetch: number): Promise<number[]> {
   const fetched: number[] = [];
-  const receiver = new KafkaReceiver(countingFetches(kind.adapter(unique('group'), [topic]), fetched), {
-    prefetch,
-  });
+  const adapter = countingFetches(kind.adapter(unique('group'), [topic]), fetched);
+  return readAll(new KafkaReceiver(adapter, { prefetch }), fetched);
+}
+
+/** Reads the whole topic through `receiver`; returns `fetched` once it is read. */
+async function readAll(receiver: KafkaReceiver, fetched: number[]): Promise<number[]> {
   let handled = 0;
   const output = lastValueFrom(
     receiver.pipe(
@@ -86,8 +122,6 @@ async function recordsPerFetch(kind: (typeof ADAPTERS)[number], prefetch: number
   return fetched;
 }
 
-// kafkajs takes its fetch size from the consumer the user creates (`maxBytesPerPartition`), which the
-// adapter cannot change: the Kafka guide gives the setting.
 describe.each(ADAPTERS.filter((a) => a.name.startsWith('@platformatic/kafka')))(
   'a Kafka receiver on $name whose consumer sets no fetch size',
   (kind) => {
@@ -105,3 +139,28 @@ describe.each(ADAPTERS.filter((a) => a.name.startsWith('@platformatic/kafka')))(
     });
   },
 );
+
+describe('a Kafka receiver on kafkajs given the client and a group that sets no fetch size', () => {
+  /** Reads the whole topic through `fromKafka({ kafka, group })`; returns the records each fetch brought. */
+  const recordsPerFetch = (prefetch: number, group: { maxBytesPerPartition?: number } = {}) => {
+    const fetched: number[] = [];
+    const receiver = fromKafka({
+      kafka: countingClient(fetched),
+      group: { groupId: unique('group'), ...QUICK_GROUP, ...group },
+      topics: [topic],
+      fromBeginning: true,
+      prefetch,
+    });
+    return readAll(receiver, fetched);
+  };
+
+  it("fetches about `prefetch` records of a partition at a time, not kafkajs' megabyte", async () => {
+    const fetched = await recordsPerFetch(50);
+    expect(Math.max(...fetched)).toBeLessThanOrEqual(mostPerFetch(16_384));
+  });
+
+  it("fetches what the group's own `maxBytesPerPartition` asks when it sets one", async () => {
+    const fetched = await recordsPerFetch(50, { maxBytesPerPartition: 1_048_576 });
+    expect(Math.max(...fetched)).toBeGreaterThan(mostPerFetch(16_384));
+  });
+});

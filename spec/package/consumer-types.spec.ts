@@ -127,6 +127,7 @@ import { map } from 'rxjs';
 
 const kafka = new Kafka({ brokers: ['127.0.0.1:9092'] });
 export const kafkajs = fromKafka({ consumer: kafka.consumer({ groupId: 'g' }), admin: kafka.admin(), topics: ['t'] });
+export const kafkajsClient = fromKafka({ kafka, group: { groupId: 'g', sessionTimeout: 10_000 }, topics: ['t'] });
 export const kafkajsOwn = kafkajsAdapter(kafka.consumer({ groupId: 'g' }), { topics: ['t'] });
 export const producer = keyedProducer(kafka.producer(), {
   topic: 't',

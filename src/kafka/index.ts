@@ -20,6 +20,7 @@ export {
   type KafkaJsConsumer,
   kafkajsAdapter,
 } from './kafkajs-adapter';
+export type { KafkaJsClient, KafkaJsGroupConfig } from './kafkajs-client';
 export {
   type KafkaJsProducer,
   type KafkaJsProducerRecord,

@@ -129,6 +129,17 @@ export function kafkajsAdapter(
   consumer: KafkaJsConsumer,
   options: KafkaJsAdapterOptions,
 ): KafkaConsumerAdapter {
+  return kafkajsAdapterOf(() => consumer, options);
+}
+
+/**
+ * `kafkajsAdapter` over a consumer created by `consumerFor` on the first start, when the receiver's
+ * `prefetch` is known (to size its fetches).
+ */
+export function kafkajsAdapterOf(
+  consumerFor: (prefetch: number) => KafkaJsConsumer,
+  options: KafkaJsAdapterOptions,
+): KafkaConsumerAdapter {
   if (!Array.isArray(options?.topics) || options.topics.length === 0) {
     throw new TypeError(
       'kafkajsAdapter: expected `topics` to be a non-empty array of topic names or patterns',
@@ -155,9 +166,11 @@ export function kafkajsAdapter(
    * the group after it left, so it is disconnected again whenever it comes back.
    */
   let closed = false;
+  /** The consumer, once the first `start` created it. */
+  let consumer: KafkaJsConsumer | undefined;
   const leaveAgain = () =>
     setTimeout(() => {
-      consumer.disconnect().catch(() => undefined);
+      consumer?.disconnect().catch(() => undefined);
     });
   /** The group, learnt when it is joined (a kafkajs consumer does not expose it otherwise). */
   let groupId: string | null = null;
@@ -169,14 +182,16 @@ export function kafkajsAdapter(
   const admin = options.admin;
   return {
     async start(listener: KafkaConsumerListener) {
+      consumer ??= consumerFor(listener.prefetch);
+      const member = consumer;
       /** Connects, subscribes and runs the consumer: at the start, and after a crash kafkajs gave up on. */
       const run = async () => {
-        await consumer.connect();
+        await member.connect();
         if (closed) return;
-        await consumer.subscribe({ topics: options.topics, fromBeginning });
+        await member.subscribe({ topics: options.topics, fromBeginning });
         if (closed) return;
         started = true;
-        await consumer.run({
+        await member.run({
           autoCommit: false,
           eachBatchAutoResolve: false,
           // Batches of one fetch are handed over side by side, so one held for room (`untilRoom`) keeps no
@@ -213,9 +228,9 @@ export function kafkajsAdapter(
         return;
       }
       listening = true;
-      consumer.on(consumer.events.REBALANCING, () => listener.revoking());
-      consumer.on(
-        consumer.events.GROUP_JOIN,
+      member.on(member.events.REBALANCING, () => listener.revoking());
+      member.on(
+        member.events.GROUP_JOIN,
         (event: { payload: { groupId: string; memberAssignment: Record<string, number[]> } }) => {
           if (closed) {
             leaveAgain();
@@ -231,7 +246,7 @@ export function kafkajsAdapter(
           listener.assigned(assigned);
         },
       );
-      consumer.on(consumer.events.CRASH, (event: { payload: { error: unknown; restart: boolean } }) => {
+      member.on(member.events.CRASH, (event: { payload: { error: unknown; restart: boolean } }) => {
         if (closed) {
           if (event.payload.restart) leaveAgain();
           return;
@@ -242,24 +257,24 @@ export function kafkajsAdapter(
         // kafkajs has disconnected the consumer and gives up.
         else gaveUp(event.payload.error);
       });
-      consumer.on(consumer.events.STOP, () => {
+      member.on(member.events.STOP, () => {
         started = false;
       });
-      consumer.on(consumer.events.FETCH, () => listener.transportRecovered());
-      consumer.on(consumer.events.HEARTBEAT, () => listener.transportRecovered());
+      member.on(member.events.FETCH, () => listener.transportRecovered());
+      member.on(member.events.HEARTBEAT, () => listener.transportRecovered());
       await run();
     },
     isOutage: causedByOutage,
     // kafkajs throws on pause/resume before `run` has set the group up (e.g. when start failed): there
     // is nothing being fetched to pause then.
     pause(partitions) {
-      if (started) consumer.pause(toTopics(partitions));
+      if (started) consumer?.pause(toTopics(partitions));
     },
     resume(partitions) {
-      if (started) consumer.resume(toTopics(partitions));
+      if (started) consumer?.resume(toTopics(partitions));
     },
-    commit(offsets: readonly TopicPartitionOffset[]) {
-      return consumer.commitOffsets(
+    async commit(offsets: readonly TopicPartitionOffset[]) {
+      await consumer?.commitOffsets(
         offsets.map(({ topic, partition, offset, metadata }) => ({
           topic,
           partition,
@@ -292,7 +307,7 @@ export function kafkajsAdapter(
       // the member it is joining running, out of reach (kafkajs drops a runner it cannot stop yet).
       await running?.catch(() => undefined);
       try {
-        await consumer.disconnect();
+        await consumer?.disconnect();
       } finally {
         await admin?.disconnect();
       }
