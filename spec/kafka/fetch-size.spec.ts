@@ -2,7 +2,6 @@ import type { ConsumerConfig } from 'kafkajs';
 import { keyedDispatch } from 'keyed-dispatch';
 import {
   fromKafka,
-  type KafkaConsumerAdapter,
   type KafkaJsClient,
   type KafkaMessage,
   KafkaReceiver,
@@ -12,6 +11,7 @@ import { lastValueFrom } from 'rxjs';
 import { ADAPTERS } from './adapters';
 import { createTopic, kafka, QUICK_GROUP, unique, within } from './broker';
 import { useEventTopics } from './events';
+import { ObservedAdapter } from './observed-adapter';
 
 jest.setTimeout(60_000);
 
@@ -42,30 +42,6 @@ beforeAll(async () => {
   }
 });
 
-/** Passes everything through, noting how many records each fetch handed to the receiver. */
-function countingFetches(adapter: KafkaConsumerAdapter, fetched: number[]): KafkaConsumerAdapter {
-  return {
-    start: (listener) =>
-      adapter.start({
-        prefetch: listener.prefetch,
-        batch: (t, p, records) => {
-          fetched.push(records.length);
-          return listener.batch(t, p, records);
-        },
-        revoking: (partitions) => listener.revoking(partitions),
-        assigned: (partitions, mode) => listener.assigned(partitions, mode),
-        failed: (error) => listener.failed(error),
-        transportFailed: (operation, error) => listener.transportFailed(operation, error),
-        transportRecovered: () => listener.transportRecovered(),
-      }),
-    pause: (partitions) => adapter.pause(partitions),
-    resume: (partitions) => adapter.resume(partitions),
-    commit: (offsets) => adapter.commit(offsets),
-    committed: (partitions) => adapter.committed(partitions),
-    close: () => adapter.close(),
-  };
-}
-
 /**
  * The kafkajs client, whose consumers note how many records each fetch brought (a partition's batch)
  * and pass everything through.
@@ -93,9 +69,8 @@ function countingClient(fetched: number[]): KafkaJsClient {
 
 /** Reads the whole topic with this `prefetch` through an adapter of `kind`; returns the records each fetch brought. */
 function recordsPerFetch(kind: (typeof ADAPTERS)[number], prefetch: number): Promise<number[]> {
-  const fetched: number[] = [];
-  const adapter = countingFetches(kind.adapter(unique('group'), [topic]), fetched);
-  return readAll(new KafkaReceiver(adapter, { prefetch }), fetched);
+  const adapter = new ObservedAdapter(kind.adapter(unique('group'), [topic]));
+  return readAll(new KafkaReceiver(adapter, { prefetch }), adapter.batchSizes);
 }
 
 /** Reads the whole topic through `receiver`; returns `fetched` once it is read. */

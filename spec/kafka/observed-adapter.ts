@@ -20,6 +20,8 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
   readonly events: AdapterEvent[] = [];
   /** When each commit was asked for (`performance.now()`). */
   readonly commitStarts: number[] = [];
+  /** How many records each batch (a partition's share of a fetch) handed to the receiver. */
+  readonly batchSizes: number[] = [];
   /** Revokes the receiver has not finished yet (its running messages waited for and committed). */
   revokesRunning = 0;
   private waiters: Array<{ matches: (e: AdapterEvent) => boolean; resolve: () => void }> = [];
@@ -44,7 +46,10 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
   start(listener: KafkaConsumerListener): Promise<void> {
     return this.inner.start({
       prefetch: listener.prefetch,
-      batch: (topic, partition, records) => listener.batch(topic, partition, records),
+      batch: (topic, partition, records) => {
+        this.batchSizes.push(records.length);
+        return listener.batch(topic, partition, records);
+      },
       revoking: async (partitions) => {
         this.record({ kind: 'revoking', partitions: partitions && [...partitions] });
         this.revokesRunning++;
