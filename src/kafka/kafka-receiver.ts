@@ -425,7 +425,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       this.live.set(id, tracker);
     }
     if (tracker.loading) tracker.pending.push(records);
-    else this.admit(tracker, records);
+    else {
+      this.admit(tracker, records);
+      this.serve([tracker]);
+    }
     return tracker.room?.promise;
   }
 
@@ -442,15 +445,25 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       }
     }
     if (tracker.buffer.size > 0 && !this.ready.has(tracker) && tracker.parked === 0) this.ready.add(tracker);
+  }
+
+  /**
+   * Hands admitted records over, then pauses the partitions whose buffer is full. Records admitted
+   * together are served together, so the free window goes to the partitions by the share rule, not
+   * whole to the first admitted: a slow partition's messages hold their places long.
+   */
+  private serve(trackers: readonly PartitionTracker[]): void {
     this.drain();
-    if (tracker.buffer.size >= this.options.prefetch) {
-      // A partition held by a parked hot key drains at that key's pace: fetching does not wait for it.
-      if (tracker.parked === 0) this.fetchHold.filled(tracker, this.live.values());
-      if (!tracker.paused) {
-        tracker.paused = true;
-        this.adapter.pause([tracker]);
-      }
-    } else this.fetchHold.flowed(tracker);
+    for (const tracker of trackers) {
+      if (tracker.buffer.size >= this.options.prefetch) {
+        // A partition held by a parked hot key drains at that key's pace: fetching does not wait for it.
+        if (tracker.parked === 0) this.fetchHold.filled(tracker, this.live.values());
+        if (!tracker.paused) {
+          tracker.paused = true;
+          this.adapter.pause([tracker]);
+        }
+      } else this.fetchHold.flowed(tracker);
+    }
   }
 
   revoking(partitions?: readonly TopicPartition[]): Promise<void> {
@@ -500,6 +513,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       this.transportFailed('commit', error);
     }
     const byId = new Map(found.map((c) => [`${c.topic}:${c.partition}`, c]));
+    const admitted: PartitionTracker[] = [];
     for (const tracker of trackers) {
       tracker.loading = false;
       const pending = tracker.pending;
@@ -510,7 +524,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
         tracker.inherit(committed.offset, committed.metadata, this.options.commitMetadataMaxBytes);
       }
       for (const records of pending) this.admit(tracker, records);
+      if (pending.length > 0) admitted.push(tracker);
     }
+    // Fetched meanwhile, every partition's first records are served together.
+    this.serve(admitted);
   }
 
   failed(error: unknown): void {
