@@ -95,21 +95,18 @@ describe.each(ADAPTERS)('a Kafka receiver on $name', (adapter) => {
     }
   }
 
-  // kafkajs: still 1.1–1.7× here (3.2× before); left open, so not asserted on it yet.
-  const fairOnThisClient = adapter.name !== 'kafkajs';
-  (fairOnThisClient ? it : it.skip)(
-    'fetches the other partitions at their own pace while one partition drains slowly',
-    async () => {
-      // Side by side, each in a fresh group, so load on the machine slows both alike.
-      let alone = 0;
-      let besideSlow = 0;
-      for (let pair = 0; pair < PAIRS; pair++) {
-        const [a, b] = await Promise.all([fastMessagesTake(control), fastMessagesTake(withSlowBacklog)]);
-        alone += a;
-        besideSlow += b;
-      }
-      // Held behind partition 0's room, they took 1.7–16 times as long.
-      expect(besideSlow / alone).toBeLessThanOrEqual(1.3);
-    },
-  );
+  it('fetches and serves the other partitions at their own pace while one partition drains slowly', async () => {
+    // Side by side, each in a fresh group, so load on the machine slows both alike.
+    let alone = 0;
+    let besideSlow = 0;
+    for (let pair = 0; pair < PAIRS; pair++) {
+      const [a, b] = await Promise.all([fastMessagesTake(control), fastMessagesTake(withSlowBacklog)]);
+      alone += a;
+      besideSlow += b;
+    }
+    // Held behind partition 0's room, they took 1.7–16 times as long. On kafkajs, with partition 0's
+    // messages taking the window (served first after the commit metadata was read, or taking the
+    // places freed while the fast partitions waited for their next fetch), 1.6–1.8 times.
+    expect(besideSlow / alone).toBeLessThanOrEqual(1.3);
+  });
 });

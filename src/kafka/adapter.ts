@@ -43,8 +43,18 @@ export interface KafkaConsumerListener {
    * only then fetch the resumed partition. While other partitions flow, none is held back to a full
    * one's pace: their fetches return as soon as records are there. A partition held by a parked hot key
    * never holds fetching (it drains at that key's pace): its wait resolves when it is held.
+   *
+   * `behind`: the partition holds more records than these (the batch ended below its high watermark),
+   * so its next fetch brings more. Until then, should its buffer run empty, the other partitions take
+   * no more than an equal share of the window, keeping its places for it (a slow backlog would take
+   * them all, and hold them long). Leave it out when the client does not tell: no place is kept.
    */
-  batch(topic: string, partition: number, records: readonly KafkaRecord[]): Promise<void> | undefined;
+  batch(
+    topic: string,
+    partition: number,
+    records: readonly KafkaRecord[],
+    behind?: boolean,
+  ): Promise<void> | undefined;
   /**
    * Partitions are about to be revoked: without `partitions` every assigned one (eager rebalancing),
    * with it only those (cooperative / KIP-848: the others keep flowing). The receiver stops admitting

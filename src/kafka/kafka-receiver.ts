@@ -30,6 +30,7 @@ import { DEFAULT_METADATA_MAX_BYTES } from './finished-offsets';
 import type { KafkaMessage, KafkaRecord } from './message';
 import { PartitionTracker, TrackedKafkaMessage } from './partition-tracker';
 import { ReadyPartitions } from './ready-partitions';
+import { keepsForStarving } from './starving-share';
 
 /**
  * Least time between the starts of commits that `commitEveryMessages` triggers. At tens of thousands of
@@ -255,6 +256,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private gapTimer: ReturnType<typeof setTimeout> | null = null;
   /** The consumer is closing: its last commit is under way, and no other starts. */
   private closingConsumer = false;
+  /** Delivered messages of every partition not yet settled or discarded: with `demand`, the window. */
+  private inFlight = 0;
   /** Whether a full partition holds fetching (see `batch`). */
   private readonly fetchHold = new FetchHold();
 
@@ -298,13 +301,21 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
 
   // PullSession
 
-  /** The next buffered message, of the partition with the fewest in flight. */
+  /**
+   * The next buffered message, of the partition with the fewest in flight, unless the free places are
+   * kept for starving partitions (`keepsForStarving`).
+   */
   protected override take(): KafkaMessage | typeof NOTHING {
     for (let tracker = this.ready.next(); tracker !== undefined; tracker = this.ready.next()) {
       // A held partition is ready again when its parked messages have entered the window.
       if (tracker.revoked || tracker.parked > 0) continue;
+      if (keepsForStarving(tracker, this.live, this.inFlight + this.demand)) {
+        this.ready.add(tracker);
+        return NOTHING;
+      }
       const message = tracker.buffer.shift() as TrackedKafkaMessage;
       tracker.inFlight++;
+      this.inFlight++;
       if (tracker.buffer.size > 0) this.ready.add(tracker);
       this.resumeIfRoom(tracker);
       return message;
@@ -376,6 +387,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   /** One of the tracker's delivered messages settled or was discarded. */
   private release(tracker: PartitionTracker): void {
     tracker.release();
+    this.inFlight--;
     this.ready.inFlightChanged(tracker);
   }
 
@@ -416,7 +428,12 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     return this.options.prefetch;
   }
 
-  batch(topic: string, partition: number, records: readonly KafkaRecord[]): Promise<void> | undefined {
+  batch(
+    topic: string,
+    partition: number,
+    records: readonly KafkaRecord[],
+    behind = false,
+  ): Promise<void> | undefined {
     if (this.stopped || records.length === 0) return undefined;
     const id = `${topic}:${partition}`;
     let tracker = this.live.get(id);
@@ -424,8 +441,12 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       tracker = new PartitionTracker(topic, partition);
       this.live.set(id, tracker);
     }
+    tracker.behind = behind;
     if (tracker.loading) tracker.pending.push(records);
-    else this.admit(tracker, records);
+    else {
+      this.admit(tracker, records);
+      this.serve([tracker]);
+    }
     return tracker.room?.promise;
   }
 
@@ -442,15 +463,25 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       }
     }
     if (tracker.buffer.size > 0 && !this.ready.has(tracker) && tracker.parked === 0) this.ready.add(tracker);
+  }
+
+  /**
+   * Hands admitted records over, then pauses the partitions whose buffer is full. Records admitted
+   * together are served together, so the free window goes to the partitions by the share rule, not
+   * whole to the first admitted: a slow partition's messages hold their places long.
+   */
+  private serve(trackers: readonly PartitionTracker[]): void {
     this.drain();
-    if (tracker.buffer.size >= this.options.prefetch) {
-      // A partition held by a parked hot key drains at that key's pace: fetching does not wait for it.
-      if (tracker.parked === 0) this.fetchHold.filled(tracker, this.live.values());
-      if (!tracker.paused) {
-        tracker.paused = true;
-        this.adapter.pause([tracker]);
-      }
-    } else this.fetchHold.flowed(tracker);
+    for (const tracker of trackers) {
+      if (tracker.buffer.size >= this.options.prefetch) {
+        // A partition held by a parked hot key drains at that key's pace: fetching does not wait for it.
+        if (tracker.parked === 0) this.fetchHold.filled(tracker, this.live.values());
+        if (!tracker.paused) {
+          tracker.paused = true;
+          this.adapter.pause([tracker]);
+        }
+      } else this.fetchHold.flowed(tracker);
+    }
   }
 
   revoking(partitions?: readonly TopicPartition[]): Promise<void> {
@@ -500,6 +531,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       this.transportFailed('commit', error);
     }
     const byId = new Map(found.map((c) => [`${c.topic}:${c.partition}`, c]));
+    const admitted: PartitionTracker[] = [];
     for (const tracker of trackers) {
       tracker.loading = false;
       const pending = tracker.pending;
@@ -510,7 +542,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
         tracker.inherit(committed.offset, committed.metadata, this.options.commitMetadataMaxBytes);
       }
       for (const records of pending) this.admit(tracker, records);
+      if (pending.length > 0) admitted.push(tracker);
     }
+    // Fetched meanwhile, every partition's first records are served together.
+    this.serve(admitted);
   }
 
   failed(error: unknown): void {

@@ -87,6 +87,8 @@ export interface KafkaJsBatchPayload {
     messages: KafkaRecord[];
     /** The offset of the batch's last record. */
     lastOffset(): string;
+    /** The offset the partition's next record will have. */
+    highWatermark: string;
   };
   /** Marks the batch consumed up to `offset`, so fetching moves past it (commits are separate). */
   resolveOffset(offset: string): void;
@@ -200,7 +202,8 @@ export function kafkajsAdapterOf(
           eachBatch: async ({ batch, resolveOffset, isStale, heartbeat }) => {
             // A stale batch belongs to an assignment that has ended; the new owner fetches it again.
             if (isStale() || batch.messages.length === 0) return;
-            const room = listener.batch(batch.topic, batch.partition, batch.messages);
+            const behind = BigInt(batch.lastOffset()) + 1n < BigInt(batch.highWatermark);
+            const room = listener.batch(batch.topic, batch.partition, batch.messages, behind);
             resolveOffset(batch.lastOffset());
             if (room !== undefined) await untilRoom(room, heartbeat);
           },

@@ -112,6 +112,8 @@ export class PartitionTracker implements TopicPartition {
   inFlight = 0;
   /** Fetching of this partition is paused: its buffer is full, or it is held. */
   paused = false;
+  /** Its latest batch ended below its high watermark: its next fetch brings more records. */
+  behind = false;
   /**
    * Set when a fetched batch filled the buffer and holds the client's fetching (`FetchHold`): resolved
    * when fetching may go on (see `KafkaConsumerListener.batch`), or the partition is let go.

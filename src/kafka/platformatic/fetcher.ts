@@ -12,7 +12,12 @@ interface Position extends TopicPartition {
 interface FetchResponse {
   responses: Array<{
     topicId: string;
-    partitions: Array<{ partitionIndex: number; errorCode: number; records?: RecordBatch[] }>;
+    partitions: Array<{
+      partitionIndex: number;
+      errorCode: number;
+      highWatermark: bigint;
+      records?: RecordBatch[];
+    }>;
   }>;
 }
 
@@ -222,7 +227,7 @@ export class Fetcher {
     for (const { topicId, partitions } of response.responses) {
       const topic = names.get(topicId);
       if (topic === undefined) continue;
-      for (const { partitionIndex, errorCode, records } of partitions) {
+      for (const { partitionIndex, errorCode, highWatermark, records } of partitions) {
         const request = asked.get(`${topic}:${partitionIndex}`);
         // Revoked (or moved) since it was asked for: its records are not ours to deliver.
         if (request === undefined || this.positions.get(idOf(request.position)) !== request.position)
@@ -243,7 +248,9 @@ export class Fetcher {
         const next = nextOffset(records);
         if (next !== null && next > offset) position.offset = next;
         const messages = toKafkaRecords(records, offset);
-        const room = messages.length > 0 ? this.listener.batch(topic, partitionIndex, messages) : undefined;
+        const behind = next !== null && next < highWatermark;
+        const room =
+          messages.length > 0 ? this.listener.batch(topic, partitionIndex, messages, behind) : undefined;
         if (room !== undefined) rooms.push(room);
       }
     }
