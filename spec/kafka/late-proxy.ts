@@ -26,6 +26,11 @@ export class LateProxy {
     return `127.0.0.1:${this.port}`;
   }
 
+  /** Connections it forwards now, each counted once. */
+  get connections(): number {
+    return this.sockets.size / 2;
+  }
+
   /** Starts listening, forwarding every connection to `target` (`host:port`). */
   async open(target: string): Promise<void> {
     const [host, port] = target.split(':');

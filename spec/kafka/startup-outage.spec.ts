@@ -19,7 +19,13 @@ const PATIENT_MS = 20_000;
 const RECORDS = 20;
 
 /** A member started through `broker`, recording its faults, what it handles and when its output ended. */
-function member(kind: ClientAdapter, broker: string, topic: string, maxUnreachableMs: number) {
+function member(
+  kind: ClientAdapter,
+  broker: string,
+  topic: string,
+  maxUnreachableMs: number,
+  quickRetries = true,
+) {
   const faults: TransportFault[] = [];
   const stats = new DispatchStats();
   const handled = new Set<string>();
@@ -27,7 +33,7 @@ function member(kind: ClientAdapter, broker: string, topic: string, maxUnreachab
     unique('group'),
     [topic],
     { maxUnreachableMs, onTransportError: (fault) => faults.push(fault) },
-    { broker, quickRetries: true },
+    { broker, quickRetries },
   );
   const startedAt = Date.now();
   const state = { endedAfterMs: null as number | null, error: undefined as unknown };
@@ -86,6 +92,24 @@ describe.each(ADAPTERS)('Kafka on $name at start-up', (kind) => {
       await Promise.all([impatient, patient].map((m) => m.receiver.close()));
       await Promise.all([impatient.output, patient.output]);
       await Promise.all([never.close(), late.close()]);
+    }
+  });
+
+  it('a receiver closed while its start still waits for the broker leaves no connection behind once the broker answers', async () => {
+    const topic = await eventTopics.topicWith(1, 1, 1);
+    const late = await LateProxy.reserve();
+    // The client's own retries: its connect is still under way when the receiver closes.
+    const closing = member(kind, late.address, topic, PATIENT_MS, false);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await closing.receiver.close();
+      await closing.output;
+      await late.open(BROKER);
+      // Long enough for the client's next connect attempt to reach the broker.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      expect(late.connections).toBe(0);
+    } finally {
+      await late.close();
     }
   });
 

@@ -170,9 +170,10 @@ export function kafkajsAdapterOf(
   let closed = false;
   /** The consumer, once the first `start` created it. */
   let consumer: KafkaJsConsumer | undefined;
+  const disconnectQuietly = (member: KafkaJsConsumer) => member.disconnect().catch(() => undefined);
   const leaveAgain = () =>
     setTimeout(() => {
-      consumer?.disconnect().catch(() => undefined);
+      if (consumer !== undefined) disconnectQuietly(consumer);
     });
   /** The group, learnt when it is joined (a kafkajs consumer does not expose it otherwise). */
   let groupId: string | null = null;
@@ -189,9 +190,10 @@ export function kafkajsAdapterOf(
       /** Connects, subscribes and runs the consumer: at the start, and after a crash kafkajs gave up on. */
       const run = async () => {
         await member.connect();
-        if (closed) return;
+        // Closed while connecting: the close's disconnect came before this connection was made.
+        if (closed) return disconnectQuietly(member);
         await member.subscribe({ topics: options.topics, fromBeginning });
-        if (closed) return;
+        if (closed) return disconnectQuietly(member);
         started = true;
         await member.run({
           autoCommit: false,
@@ -225,6 +227,8 @@ export function kafkajsAdapterOf(
         restartLater();
       };
       await admin?.connect();
+      // Closed while connecting, as for the consumer below.
+      if (closed) return admin?.disconnect().catch(() => undefined);
       // A start that an outage failed is tried again (`isOutage`): the consumer is listened to once.
       if (listening) {
         await run();
