@@ -46,6 +46,26 @@ const delay = () => new Promise<void>((resolve) => setTimeout(resolve, handlerMs
 const kafkajs = () =>
   new Kafka({ clientId: 'bench', brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING });
 
+/** A receiver on a @platformatic/kafka consumer of `group`, with the group protocol's `settings`. */
+function onPlatformatic(
+  { topic, group, commitEveryMessages, fetchBytes }: Args,
+  settings: Partial<ConstructorParameters<typeof Consumer>[0]>,
+): KafkaReceiver {
+  return fromPlatformaticKafka({
+    commitEveryMessages,
+    consumer: new Consumer({
+      clientId: 'bench',
+      bootstrapBrokers: ['127.0.0.1:9092'],
+      groupId: group,
+      ...settings,
+      ...(fetchBytes === undefined ? {} : { maxBytesPerPartition: fetchBytes }),
+    }),
+    topics: [topic],
+    fromBeginning: true,
+    maxWaitMs: GROUP.maxWaitTimeInMs,
+  });
+}
+
 /** The receivers keyedDispatch runs after, by client. */
 const receivers: Record<string, (args: Args) => KafkaReceiver> = {
   kafkajs: ({ topic, group, commitEveryMessages, fetchBytes }) =>
@@ -61,37 +81,14 @@ const receivers: Record<string, (args: Args) => KafkaReceiver> = {
       commitEveryMessages,
     }),
   // The classic group protocol, so a killed member leaves the group after the same 10 s as the others.
-  platformatic: ({ topic, group, commitEveryMessages, fetchBytes }) =>
-    fromPlatformaticKafka({
-      commitEveryMessages,
-      consumer: new Consumer({
-        clientId: 'bench',
-        bootstrapBrokers: ['127.0.0.1:9092'],
-        groupId: group,
-        sessionTimeout: GROUP.sessionTimeout,
-        heartbeatInterval: GROUP.heartbeatInterval,
-        ...(fetchBytes === undefined ? {} : { maxBytesPerPartition: fetchBytes }),
-      }),
-      topics: [topic],
-      fromBeginning: true,
-      maxWaitMs: GROUP.maxWaitTimeInMs,
+  platformatic: (args) =>
+    onPlatformatic(args, {
+      sessionTimeout: GROUP.sessionTimeout,
+      heartbeatInterval: GROUP.heartbeatInterval,
     }),
   // The consumer group protocol (KIP-848): the broker sets the session timeout.
-  'platformatic-consumer': ({ topic, group, commitEveryMessages, fetchBytes }) =>
-    fromPlatformaticKafka({
-      commitEveryMessages,
-      consumer: new Consumer({
-        clientId: 'bench',
-        bootstrapBrokers: ['127.0.0.1:9092'],
-        groupId: group,
-        groupProtocol: 'consumer',
-        rebalanceTimeout: 60_000,
-        ...(fetchBytes === undefined ? {} : { maxBytesPerPartition: fetchBytes }),
-      }),
-      topics: [topic],
-      fromBeginning: true,
-      maxWaitMs: GROUP.maxWaitTimeInMs,
-    }),
+  'platformatic-consumer': (args) =>
+    onPlatformatic(args, { groupProtocol: 'consumer', rebalanceTimeout: 60_000 }),
 };
 
 /** Stops a contender's consumer once its pass has handled every message. */

@@ -356,7 +356,8 @@ const ROOM_BEATS = 30;
  * receiver lets it go on (`KafkaConsumerListener.batch`). kafkajs would otherwise go on fetching the
  * other partitions, long-polling them for its whole `maxWaitTimeInMs` (5 s by default; with every
  * partition paused it sleeps that long), and fetch the resumed partition only then. It heartbeats
- * meanwhile, as kafkajs asks of a long `eachBatch` (a rebalance throws out of it). Bounded: a dispatcher that stays stuck leaves kafkajs to its own loop.
+ * meanwhile, as kafkajs asks of a long `eachBatch` (a rebalance throws out of it). Bounded: a
+ * dispatcher that stays stuck leaves kafkajs to its own loop.
  */
 async function untilRoom(room: Promise<void>, heartbeat: () => Promise<void>): Promise<void> {
   const hasRoom = room.then(() => true);
