@@ -123,6 +123,21 @@ export async function offsets(
   }
 }
 
+/**
+ * How many members the group `groupId` has now, as the classic protocol's DescribeGroups tells (a group
+ * of the consumer protocol reads as none).
+ */
+export async function groupMembers(client: Kafka, groupId: string): Promise<number> {
+  const admin = client.admin();
+  await admin.connect();
+  try {
+    const { groups } = await retried(() => admin.describeGroups([groupId]));
+    return groups[0]?.members.length ?? 0;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** Consumer settings that make rebalances quick on the local broker. */
 export const QUICK_GROUP = {
   maxWaitTimeInMs: 100,
