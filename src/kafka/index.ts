@@ -21,13 +21,7 @@ export {
   kafkajsAdapter,
 } from './kafkajs-adapter';
 export type { KafkaJsClient, KafkaJsGroupConfig } from './kafkajs-client';
-export {
-  type KafkaJsProducer,
-  type KafkaJsProducerRecord,
-  type KeyedProducer,
-  type KeyedProducerOptions,
-  keyedProducer,
-} from './keyed-producer';
+export { type KeyedProducer, type KeyedProducerOptions, keyedProducer } from './keyed-producer';
 export {
   type KafkaBytes,
   type KafkaHeaders,
@@ -40,3 +34,9 @@ export {
   type PlatformaticConsumer,
   platformaticAdapter,
 } from './platformatic-adapter';
+export type {
+  KafkaJsProducer,
+  KafkaJsProducerRecord,
+  KafkaProducer,
+  PlatformaticProducer,
+} from './record-sender';
