@@ -10,6 +10,12 @@ export type {
   TopicPartition,
   TopicPartitionOffset,
 } from './adapter';
+export {
+  DEAD_LETTER_HEADERS,
+  type DeadLetterToTopicOptions,
+  deadLetterToTopic,
+  type KafkaDeadLetter,
+} from './dead-letter-to-topic';
 export { type FromKafkaOptions, fromKafka } from './from-kafka';
 export { type FromPlatformaticKafkaOptions, fromPlatformaticKafka } from './from-platformatic-kafka';
 export { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
