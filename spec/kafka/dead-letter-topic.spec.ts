@@ -241,3 +241,65 @@ describe.each(ADAPTERS)('deadLetterToTopic, consumed on $name', (kind) => {
     },
   );
 });
+
+describe('deadLetterToTopic headers', () => {
+  it('replaces the dead-letter headers a record already has, and cuts a long error to maxErrorLength, a thrown string named by its type', async () => {
+    const topic = unique('dlt-again');
+    const deadLetters = unique('dlt');
+    await createTopic(eventTopics.client, topic, 1);
+    await createTopic(eventTopics.client, deadLetters, 1);
+    // A record read back from a dead-letter topic and dead-lettered again.
+    await eventTopics.producer.send({
+      topic,
+      messages: [
+        {
+          key: 'k',
+          value: 'v',
+          headers: { [DEAD_LETTER_HEADERS.topic]: 'older', [DEAD_LETTER_HEADERS.attempts]: '5', trace: 't' },
+        },
+      ],
+    });
+    const [kind] = ADAPTERS;
+    const outcomes: string[] = [];
+    const receiver = kind.receiver(unique('group'), [topic], {
+      onSettled: (_m, outcome) => outcomes.push(outcome),
+    });
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: kafkaKey,
+          handle: () => {
+            throw 'x'.repeat(3000);
+          },
+          failurePolicy: retryPolicy({
+            maxAttempts: 1,
+            deadLetter: deadLetterToTopic(producers[1].producer(), deadLetters, { maxErrorLength: 100 }),
+          }),
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    const settled = await within(20_000, () => outcomes.length === 1);
+    await receiver.close();
+    await output;
+    const [dead] = await readAll(kind, deadLetters, 1);
+
+    expect([settled, outcomes]).toEqual([true, ['dead-lettered']]);
+    const { headers } = dead;
+    expect({
+      topic: text(headers[DEAD_LETTER_HEADERS.topic]),
+      attempts: text(headers[DEAD_LETTER_HEADERS.attempts]),
+      errorClass: text(headers[DEAD_LETTER_HEADERS.errorClass]),
+      errorMessage: text(headers[DEAD_LETTER_HEADERS.errorMessage]),
+      errorStack: headers[DEAD_LETTER_HEADERS.errorStack],
+      trace: text(headers.trace),
+    }).toEqual({
+      topic,
+      attempts: '1',
+      errorClass: 'string',
+      errorMessage: `${'x'.repeat(99)}…`,
+      errorStack: undefined,
+      trace: 't',
+    });
+  });
+});
