@@ -1,4 +1,5 @@
-import { keyedDispatch, MessageError, retryPolicy } from 'keyed-dispatch';
+import { join } from 'node:path';
+import { keyedDispatch, MessageError, retryPolicy, ThreadExecutor, threadHandler } from 'keyed-dispatch';
 import {
   DEAD_LETTER_HEADERS,
   deadLetterToTopic,
@@ -216,7 +217,8 @@ describe.each(ADAPTERS)('deadLetterToTopic, consumed on $name', (kind) => {
     },
   );
 
-  it.each(producers)(
+  // The producers take turns over the consumer set-ups: each refusal is the producer's, each commit the consumer's.
+  it.each([producers[ADAPTERS.indexOf(kind) % producers.length]])(
     'errors the output with a MessageError naming the record when the broker refuses its dead letter through a $name producer, and does not commit past the record',
     async (client) => {
       // The dead-letter topic takes records of at most 1 KiB: the failed record's 2 KiB value is refused.
@@ -301,5 +303,58 @@ describe('deadLetterToTopic headers', () => {
       errorStack: undefined,
       trace: 't',
     });
+  });
+});
+
+describe('deadLetterToTopic on thread lanes', () => {
+  it('produces the records whose thread handler keeps failing to the dead-letter topic, from the main thread, with their key, value, headers and error', async () => {
+    const topic = await sourceTopic();
+    const deadLetters = unique('dlt');
+    await createTopic(eventTopics.client, deadLetters, 1);
+    const kind = ADAPTERS[1];
+    const executor = new ThreadExecutor({ workers: 1 });
+    const outcomes: string[] = [];
+    const receiver = kind.receiver(unique('group'), [topic], {
+      onSettled: (m, outcome) => outcomes.push(`${m.offset} ${outcome}`),
+    });
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch<KafkaMessage, string, void>({
+          key: kafkaKey,
+          // Every record fails in its thread; the dead letters are sent from the main thread.
+          handle: threadHandler<KafkaMessage, void>(join(__dirname, 'dead-letter-handler.js'), 'fail'),
+          executor,
+          failurePolicy: retryPolicy({
+            maxAttempts: 2,
+            backoff: { initialMs: 10 },
+            deadLetter: deadLetterToTopic(producers[1].producer(), deadLetters),
+          }),
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    try {
+      await within(20_000, () => outcomes.length === RECORDS);
+    } finally {
+      await receiver.close();
+      await output;
+      await executor.close();
+    }
+    const dead = await readAll(kind, deadLetters, RECORDS);
+
+    expect(outcomes.filter((o) => !o.endsWith('dead-lettered'))).toEqual([]);
+    const poison = dead.find(
+      (m) => text(m.headers[DEAD_LETTER_HEADERS.offset]) === String(POISON),
+    ) as KafkaMessage;
+    expect([text(poison.key), text(poison.value), text(poison.headers.trace)]).toEqual([
+      'k2',
+      'pppppp',
+      'abc',
+    ]);
+    expect({
+      errorClass: text(poison.headers[DEAD_LETTER_HEADERS.errorClass]),
+      errorMessage: text(poison.headers[DEAD_LETTER_HEADERS.errorMessage]),
+      attempts: text(poison.headers[DEAD_LETTER_HEADERS.attempts]),
+    }).toEqual({ errorClass: 'TypeError', errorMessage: 'cannot bill k2 in a thread', attempts: '2' });
   });
 });

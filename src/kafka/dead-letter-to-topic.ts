@@ -102,15 +102,17 @@ export function deadLetterToTopic(
 
 /** The class, message and stack of what a handler threw; never throws (a getter of the error may). */
 function describeError(error: unknown): { errorClass: string; errorMessage: string; errorStack?: string } {
-  if (!(error instanceof Error)) {
+  // An error of another realm too: a thread's error is rebuilt in the realm that read its message, not
+  // always the one this code runs in (a vm context, as under a test runner), where `instanceof` fails.
+  if (!(error instanceof Error) && Object.prototype.toString.call(error) !== '[object Error]') {
     return { errorClass: error === null ? 'null' : typeof error, errorMessage: textOf(error) };
   }
   try {
-    const name = textOf(error.name);
-    const stack: unknown = error.stack;
+    const { name: rawName, message, stack } = error as Error;
+    const name = textOf(rawName);
     return {
-      errorClass: name === 'Error' ? textOf(error.constructor?.name ?? name) : name,
-      errorMessage: textOf(error.message),
+      errorClass: name === 'Error' ? textOf((error as Error).constructor?.name ?? name) : name,
+      errorMessage: textOf(message),
       ...(typeof stack === 'string' && { errorStack: stack }),
     };
   } catch {
