@@ -46,15 +46,27 @@ export function unique(prefix: string): string {
 }
 
 /**
- * Creates `topic` and returns once every partition has a leader. kafkajs's own wait for leaders gives up
+ * Creates `topic` (with `configs`, topic settings by name, where given) and returns once every partition has a leader. kafkajs's own wait for leaders gives up
  * when the broker, busy, still calls the topic unknown just after creating it; this one asks again.
  */
-export async function createTopic(client: Kafka, topic: string, partitions: number): Promise<void> {
+export async function createTopic(
+  client: Kafka,
+  topic: string,
+  partitions: number,
+  configs: Record<string, string> = {},
+): Promise<void> {
   const admin = client.admin();
   await admin.connect();
   try {
     await admin.createTopics({
-      topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
+      topics: [
+        {
+          topic,
+          numPartitions: partitions,
+          replicationFactor: 1,
+          configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })),
+        },
+      ],
       waitForLeaders: false,
     });
     const led = await within(30_000, async () => {
