@@ -1,4 +1,5 @@
 import type { LaneSet } from './engine/lane-set';
+import type { HealthFacts } from './health/facts';
 import { sharedSlot } from './internal/shared-slot';
 import type { TransportOperation } from './transport-fault';
 
@@ -60,6 +61,8 @@ export interface DispatchCounters {
   backlogOf(key: unknown): number;
   /** The `n` keys with the most unfinished messages (parked ones included), largest first. */
   hotKeys(n: number): HotKey[];
+  /** What a health check needs, read when one asks. */
+  healthFacts(): HealthFacts;
 }
 
 /** A key with unfinished messages, in `hotKeys`. */
@@ -102,6 +105,8 @@ export interface StatsLink {
   attach(source: DispatchCounters): void;
   /** The dispatcher ended; false when `source` was not the one attached. */
   detach(source: DispatchCounters): boolean;
+  /** The dispatcher's health facts: live while it runs, final once it ended; null before it started. */
+  facts(): HealthFacts | null;
 }
 
 /**
@@ -137,6 +142,8 @@ export class DispatchStats {
   #source: DispatchCounters | null = null;
   /** The values at the end of the last subscription. */
   #final: DispatchSnapshot = none;
+  /** The health facts at the end of the last subscription; null before the first. */
+  #finalFacts: HealthFacts | null = null;
 
   constructor() {
     linkStats(this, {
@@ -144,9 +151,11 @@ export class DispatchStats {
       attach: (source) => {
         this.#source = source;
       },
+      facts: () => (this.#source ? this.#source.healthFacts() : this.#finalFacts),
       detach: (source) => {
         if (this.#source !== source) return false;
         this.#final = source.snapshot();
+        this.#finalFacts = source.healthFacts();
         this.#source = null;
         return true;
       },
