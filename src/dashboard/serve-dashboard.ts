@@ -46,13 +46,13 @@ export async function serveDashboard(options: DashboardOptions): Promise<Dashboa
     health,
   } = dashboardOptions(options);
   const sources = namedMetrics(given);
+  const healthCheck = new HealthCheck(given, health);
 
   // Run from the sources, the page's script is bundled now: bundling blocks the event loop, which is
   // better done before traffic than on the first page.
   const script = clientScript();
   const feed = new LiveFeed(sources, periodMs);
   const endpoint = new MetricsEndpoint(sources);
-  const healthCheck = new HealthCheck(given, health);
   // Decided from the address actually bound, once listening; nothing is answered before.
   let hostAllowed = (_host: string | undefined) => false;
   const server = serveRequests((request, response, url) => {
