@@ -33,11 +33,13 @@ export interface HealthOptions {
 
 /** A dispatcher's health, by the name the check's sources give it. */
 export interface DispatcherHealth extends HealthStatus {
+  /** The dispatcher's name: its key in the sources, its runtime component's name, or `dispatcher`. */
   readonly name: string;
 }
 
 /** Everything a check found: the overall status (every reason) and each dispatcher's. */
 export interface HealthReport extends HealthStatus {
+  /** Each dispatcher's own status, in the order of the sources. */
   readonly dispatchers: readonly DispatcherHealth[];
 }
 

@@ -22,6 +22,7 @@ export interface HealthReason {
   readonly source: string;
   /** What it fails: `live` (restart the process; it fails `ready` too) or only `ready`. */
   readonly fails: 'live' | 'ready';
+  /** What is wrong (see `HealthProblem`). */
   readonly problem: HealthProblem;
   /** What was found, in words: the error, the message and for how long, the transport's last failure. */
   readonly detail: string;
