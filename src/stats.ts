@@ -1,5 +1,5 @@
 import type { LaneSet } from './engine/lane-set';
-import type { HealthFacts } from './health/facts';
+import { type EndingRecord, endedFacts, type HealthFacts } from './health/facts';
 import { sharedSlot } from './internal/shared-slot';
 import type { TransportOperation } from './transport-fault';
 
@@ -50,8 +50,8 @@ export function intakeBatch(maxInFlight: number): number {
   return Math.max(1, Math.floor(maxInFlight / 16));
 }
 
-/** What a running dispatcher offers its stats object. */
-export interface DispatchCounters {
+/** What a running dispatcher offers its stats object (and, through it, health checks). */
+export interface DispatchCounters extends HealthFacts {
   /** The lanes on this thread the dispatcher's handlers run on, which metrics measure; null on thread lanes. */
   readonly localLanes: LaneSet | null;
   /** Reports handler runs that hold their lane `thresholdMs` or longer, on either kind of lane; returns the function that stops it. */
@@ -61,8 +61,6 @@ export interface DispatchCounters {
   backlogOf(key: unknown): number;
   /** The `n` keys with the most unfinished messages (parked ones included), largest first. */
   hotKeys(n: number): HotKey[];
-  /** What a health check needs, read when one asks. */
-  healthFacts(): HealthFacts;
 }
 
 /** A key with unfinished messages, in `hotKeys`. */
@@ -142,8 +140,8 @@ export class DispatchStats {
   #source: DispatchCounters | null = null;
   /** The values at the end of the last subscription. */
   #final: DispatchSnapshot = none;
-  /** The health facts at the end of the last subscription; null before the first. */
-  #finalFacts: HealthFacts | null = null;
+  /** How the last subscription ended; null before the first. */
+  #finalEnd: EndingRecord | null = null;
 
   constructor() {
     linkStats(this, {
@@ -151,11 +149,11 @@ export class DispatchStats {
       attach: (source) => {
         this.#source = source;
       },
-      facts: () => (this.#source ? this.#source.healthFacts() : this.#finalFacts),
+      facts: () => this.#source ?? (this.#finalEnd && endedFacts(this.#finalEnd)),
       detach: (source) => {
         if (this.#source !== source) return false;
         this.#final = source.snapshot();
-        this.#finalFacts = source.healthFacts();
+        this.#finalEnd = source.end;
         this.#source = null;
         return true;
       },

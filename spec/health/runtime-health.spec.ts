@@ -7,6 +7,9 @@ import {
   KeyedExecutor,
   keyedDispatch,
   LocalBus,
+  openReceiver,
+  Receiver,
+  type ReceiverSession,
 } from 'keyed-dispatch';
 import { throwError } from 'rxjs';
 
@@ -132,6 +135,35 @@ describe('HealthCheck of a dispatcher', () => {
     expect(health.check().reasons).toEqual([
       { source: 'orders', fails: 'ready', problem: 'ended', detail: 'it was unsubscribed (stopped)' },
     ]);
+  });
+
+  it('is not ready when its receiver throws on being asked why, naming what it threw', () => {
+    const stats = new DispatchStats();
+    const health = new HealthCheck(stats);
+    const receiver = new (class extends Receiver<Msg> {
+      [openReceiver](): ReceiverSession<Msg> {
+        return {
+          request() {},
+          settle() {},
+          cancel() {},
+          notReadyBecause() {
+            throw new Error('no idea');
+          },
+        };
+      }
+    })();
+    const subscription = receiver
+      .pipe(keyedDispatch({ key: (m: Msg) => m.key, handle: () => [], stats }))
+      .subscribe();
+    expect(health.check().reasons).toEqual([
+      {
+        source: 'dispatcher',
+        fails: 'ready',
+        problem: 'receiver-not-ready',
+        detail: "its receiver's notReadyBecause threw: Error: no idea",
+      },
+    ]);
+    subscription.unsubscribe();
   });
 
   it('refuses sources that are neither stats nor runtimes, and options out of bounds, naming them', () => {

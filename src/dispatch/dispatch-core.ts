@@ -2,11 +2,10 @@ import { asapScheduler, type Observable, type Observer, type Subscriber, Subscri
 import type { LaneLoop } from '../engine/lane-loop';
 import type { LaneSet } from '../engine/lane-set';
 import { type FailurePolicy, isGaveUp, type PolicyHost } from '../failure-policy';
-import { type EndingRecord, endedFacts, type HealthFacts } from '../health/facts';
+import type { EndingRecord } from '../health/facts';
 import { callUser, THREW } from '../internal/call-user';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
-import { errorTextOf } from '../internal/text-of';
 import { isPromiseLike } from '../internal/thenable';
 import { isKeyFailure, KeyFailure, noKey } from '../key-failure';
 import { MessageError } from '../message-error';
@@ -90,12 +89,11 @@ export class DispatchCore<T, K, R>
   private failedAttempts = 0;
   private maxInFlightSeen = 0;
   private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
-  /** The last transport failure no success has answered since, for health checks; null otherwise. */
-  private unansweredFault: TransportFault | null = null;
-  /** When an attempt at a message last failed, for health checks (a retry is progress); objects only. */
+  // Read by health checks (see `HealthFacts`), kept off the message path.
+  unansweredFault: TransportFault | null = null;
+  readonly end: EndingRecord = { ending: null };
+  /** When an attempt at a message last failed: a retry is progress. Objects only (a WeakMap's keys). */
   private readonly lastFailures = new WeakMap<object, number>();
-  /** How the dispatcher ended, once it has: its stats keep it. */
-  private readonly end: EndingRecord = { ending: null };
   /** What the key selector threw last: read right after `callUser` answers `THREW`. */
   private keyError: unknown = undefined;
   /**
@@ -535,11 +533,11 @@ export class DispatchCore<T, K, R>
 
   /** Tears down and completes the output, or errors it with what failed in the teardown. */
   private finish(): void {
-    this.end.ending = { how: 'completed' };
+    this.end.ending = 'completed';
     const failures = this.teardown();
     if (failures.length === 0) this.subscriber.complete();
     else {
-      this.end.ending = { how: 'errored', error: failures[0] };
+      this.end.ending = { error: failures[0] };
       this.subscriber.error(failures[0]);
     }
   }
@@ -550,7 +548,7 @@ export class DispatchCore<T, K, R>
    */
   terminate(error: unknown): unknown[] {
     if (this.closed) return [];
-    this.end.ending = { how: 'errored', error };
+    this.end.ending = { error };
     const failures = this.teardown();
     this.subscriber.error(error);
     return failures;
@@ -564,7 +562,7 @@ export class DispatchCore<T, K, R>
   teardown(): unknown[] {
     if (this.closed) return [];
     this.closed = true;
-    this.end.ending ??= { how: 'unsubscribed' };
+    this.end.ending ??= 'unsubscribed';
     const failures: unknown[] = [];
     // First, so that nothing starts on any lane from here on, whatever the cancellations below run.
     attempt(() => this.router.close(), failures);
@@ -611,26 +609,13 @@ export class DispatchCore<T, K, R>
     };
   }
 
-  healthFacts(): HealthFacts {
-    if (this.closed) return endedFacts(this.end);
-    return {
-      end: this.end,
-      unansweredFault: this.unansweredFault,
-      notReadyBecause: this.sessionNotReadyBecause(),
-      unfinished: () => this.router.unfinished(),
-      lastFailureOf: (message) =>
-        typeof message === 'object' && message !== null ? this.lastFailures.get(message) : undefined,
-      sourceOf: (message) => this.sourceOf(message as T),
-    };
+  lastFailureOf(message: unknown): number | undefined {
+    // A WeakMap answers undefined for a primitive.
+    return this.lastFailures.get(message as object);
   }
 
-  /** Why the session takes no work now; a session that throws when asked is not ready either. */
-  private sessionNotReadyBecause(): string | undefined {
-    try {
-      return this.session?.notReadyBecause?.();
-    } catch (err) {
-      return `its receiver's notReadyBecause threw: ${errorTextOf(err)}`;
-    }
+  notReadyBecause(): string | undefined {
+    return this.session?.notReadyBecause?.();
   }
 
   /** Unfinished messages of `key`: in the window (running or queued) and parked. */

@@ -24,15 +24,15 @@ export function dispatcherReasons(
     return [{ source, fails: 'ready', problem: 'not-started', detail: 'it has not started' }];
   const ending = facts.end.ending;
   if (ending !== null) {
-    if (ending.how === 'errored') {
+    if (typeof ending === 'object') {
       const detail = `its output errored: ${errorTextOf(ending.error)}`;
       return [{ source, fails: 'live', problem: 'errored', detail }];
     }
-    const detail = ending.how === 'completed' ? 'its source completed' : 'it was unsubscribed (stopped)';
+    const detail = ending === 'completed' ? 'its source completed' : 'it was unsubscribed (stopped)';
     return [{ source, fails: 'ready', problem: 'ended', detail }];
   }
   const reasons: HealthReason[] = [];
-  const stalest = watch.stalest(facts.unfinished(), now, facts.lastFailureOf);
+  const stalest = watch.stalest(facts.unfinished(), now, (message) => facts.lastFailureOf(message));
   if (stalest !== null && stalest.forMs > bounds.stallMs) {
     const from = facts.sourceOf(stalest.message);
     reasons.push({
@@ -55,8 +55,18 @@ export function dispatcherReasons(
         `unreachableMs (${bounds.unreachableMs} ms); last failure (${fault.operation}): ${errorTextOf(fault.error)}`,
     });
   }
-  if (facts.notReadyBecause !== undefined) {
-    reasons.push({ source, fails: 'ready', problem: 'receiver-not-ready', detail: facts.notReadyBecause });
+  const notReady = notReadyBecause(facts);
+  if (notReady !== undefined) {
+    reasons.push({ source, fails: 'ready', problem: 'receiver-not-ready', detail: notReady });
   }
   return reasons;
+}
+
+/** Why the receiver takes no work; one that throws when asked is not ready either. */
+function notReadyBecause(facts: HealthFacts): string | undefined {
+  try {
+    return facts.notReadyBecause();
+  } catch (err) {
+    return `its receiver's notReadyBecause threw: ${errorTextOf(err)}`;
+  }
 }

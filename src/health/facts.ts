@@ -1,24 +1,21 @@
 import type { TransportFault } from '../transport-fault';
 
 /** How a dispatcher ended: its source completed, its output errored, or its subscriber left (a stop). */
-export type Ending =
-  | { readonly how: 'completed' }
-  | { readonly how: 'errored'; readonly error: unknown }
-  | { readonly how: 'unsubscribed' };
+export type Ending = 'completed' | 'unsubscribed' | { readonly error: unknown };
 
-/** A dispatcher's ending, filled in once it ends: shared by its live and its final facts. */
+/** A dispatcher's ending, filled in once it ends: its stats keep it. */
 export interface EndingRecord {
   ending: Ending | null;
 }
 
 /** What a dispatcher tells a health check: read on demand, never on the message path. */
 export interface HealthFacts {
-  /** How it ended; `ending` null while it runs. */
+  /** How it ended; `ending` null while it runs (then nothing else is read). */
   readonly end: EndingRecord;
   /** The last failure of a transport failing streak that no success has answered yet; null otherwise. */
   readonly unansweredFault: TransportFault | null;
-  /** Why its receiver takes no work now, or undefined when it does. */
-  readonly notReadyBecause: string | undefined;
+  /** Why its receiver takes no work now, or undefined when it does; may throw (the receiver's code). */
+  notReadyBecause(): string | undefined;
   /** Messages in the window not finished: running (or waiting out a retry) and queued. */
   unfinished(): readonly unknown[];
   /** When an attempt at `message` last failed (ms since the epoch); undefined when none did. */
@@ -27,12 +24,12 @@ export interface HealthFacts {
   sourceOf(message: unknown): string | undefined;
 }
 
-/** The facts of a dispatcher that has ended: nothing unfinished, nothing pending on the transport. */
+/** The facts of a dispatcher that has ended: only its ending is read. */
 export function endedFacts(end: EndingRecord): HealthFacts {
   return {
     end,
     unansweredFault: null,
-    notReadyBecause: undefined,
+    notReadyBecause: () => undefined,
     unfinished: () => [],
     lastFailureOf: () => undefined,
     sourceOf: () => undefined,
