@@ -260,6 +260,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private inFlight = 0;
   /** Whether a full partition holds fetching (see `batch`). */
   private readonly fetchHold = new FetchHold();
+  /** The consumer started (its adapter joined the group) or was given an assignment: it has joined. */
+  private joined = false;
 
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
@@ -285,6 +287,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     while (!this.closingConsumer) {
       try {
         await this.adapter.start(this);
+        this.joined = true;
         this.transportRecovered();
         return;
       } catch (error) {
@@ -300,6 +303,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   }
 
   // PullSession
+
+  override notReadyBecause(): string | undefined {
+    return super.notReadyBecause() ?? (this.joined ? undefined : 'the consumer has not joined its group yet');
+  }
 
   /**
    * The next buffered message, of the partition with the fewest in flight, unless the free places are
@@ -498,6 +505,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   }
 
   assigned(partitions: readonly TopicPartition[], mode: 'all' | 'added' = 'all'): void {
+    this.joined = true;
     // Eager rebalancing: whatever was tracked before is gone; fetching restarts at committed offsets.
     if (mode === 'all') void this.revokeAll();
     if (partitions.length === 0) return;
