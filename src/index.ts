@@ -72,3 +72,4 @@ export {
   type TransportOperation,
   TransportUnreachableError,
 } from './transport-fault';
+export type { TransportLag } from './transport-lag';

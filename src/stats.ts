@@ -1,6 +1,7 @@
 import type { LaneSet } from './engine/lane-set';
 import { sharedSlot } from './internal/shared-slot';
 import type { TransportOperation } from './transport-fault';
+import type { TransportLag } from './transport-lag';
 
 /** Transport failures a receiver survived, by what failed. */
 export type TransportFaultCounts = Readonly<Record<TransportOperation, number>>;
@@ -39,6 +40,12 @@ export interface DispatchSnapshot {
    * failed; all 0 for sources that report none.
    */
   readonly transportFaults: TransportFaultCounts;
+  /**
+   * How far the consumer is behind its transport, one entry per source of messages (a Kafka partition,
+   * a Redis stream, a JetStream consumer); see `TransportLag`. Read from the receiver when the stats are
+   * read, never per message; empty for sources that report none (plain Observables, `LocalBus`).
+   */
+  readonly transportLag: readonly TransportLag[];
 }
 
 /**
@@ -92,6 +99,7 @@ const none: DispatchSnapshot = {
   maxPerKey: 0,
   maxParked: 0,
   transportFaults: { fetch: 0, commit: 0, heartbeat: 0, connection: 0 },
+  transportLag: [],
 };
 
 /** What a dispatcher tells its stats object while it runs; kept off the public classes. */

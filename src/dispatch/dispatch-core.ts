@@ -19,6 +19,7 @@ import {
 } from '../receiver';
 import { type DispatchCounters, type DispatchSnapshot, type HotKey, statsLink } from '../stats';
 import type { TransportFault } from '../transport-fault';
+import type { TransportLag } from '../transport-lag';
 import { hottest, type Routed, type Router } from './router';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
@@ -385,6 +386,15 @@ export class DispatchCore<T, K, R>
     }
   }
 
+  /** The receiver's lag; none from a plain source, or from a session that throws. */
+  private transportLag(): readonly TransportLag[] {
+    try {
+      return this.session?.transportLag?.() ?? [];
+    } catch {
+      return [];
+    }
+  }
+
   failedAttempt(): void {
     this.failedAttempts++;
   }
@@ -585,6 +595,7 @@ export class DispatchCore<T, K, R>
       maxPerKey: this.options.maxPerKey,
       maxParked: this.options.maxParked,
       transportFaults: { ...this.transportFaults },
+      transportLag: this.transportLag(),
     };
   }
 
