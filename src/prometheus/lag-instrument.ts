@@ -1,0 +1,26 @@
+import type { Instrument } from './instruments';
+
+/** The lag instrument's own labels: what names a source of messages. */
+export const LAG_LABELS = ['transport', 'source', 'partition', 'consumer'] as const;
+
+/**
+ * `transport_lag`: one sample per source of the receiver's messages (a Kafka partition, a Redis stream,
+ * a JetStream consumer), labelled with what names it. The label set stays as small as the receiver's
+ * assignment: it never grows with keys or messages.
+ */
+export const LAG_INSTRUMENT: Instrument = {
+  name: 'transport_lag',
+  type: 'gauge',
+  help: 'Messages of the transport this consumer has not finished, per partition, stream or consumer',
+  labels: LAG_LABELS,
+  samples: (s) =>
+    s.transportLag.map((l) => ({
+      labels: {
+        transport: l.transport,
+        source: l.source,
+        partition: l.partition === null ? '' : String(l.partition),
+        consumer: l.consumer ?? '',
+      },
+      value: l.lag,
+    })),
+};
