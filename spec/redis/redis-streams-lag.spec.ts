@@ -1,32 +1,17 @@
-import Redis from 'ioredis';
 import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromRedisStreams, type RedisStreamMessage } from 'keyed-dispatch/redis';
 import { lastValueFrom } from 'rxjs';
 import { within } from '../kafka/broker';
-import { startBroker } from '../support/brokers';
 import { deferred } from '../support/scripted-receiver';
+import { useSharedRedis } from './support';
 
-/** Stream names unique to this run, so reruns start clean. */
-const RUN = `kd-spec-redis-lag-${process.pid}-${Date.now()}`;
 const GROUP = 'workers';
-
-let redis: Redis;
-const created: string[] = [];
-
-beforeAll(() => {
-  startBroker('redis');
-  redis = new Redis({ host: '127.0.0.1', port: 6379 });
-});
-
-afterAll(async () => {
-  if (created.length > 0) await redis.del(...created);
-  await redis.quit();
-});
+const shared = useSharedRedis('kd-spec-redis-lag');
 
 describe('fromRedisStreams lag', () => {
   it("reads the group's entries not finished on each stream — not yet delivered plus pending — within lagIntervalMs", async () => {
-    const streams = [`${RUN}-a`, `${RUN}-b`];
-    created.push(...streams);
+    const { redis } = shared;
+    const streams = [shared.stream('a'), shared.stream('b')];
     const ids: Record<string, string[]> = { [streams[0]]: [], [streams[1]]: [] };
     for (let i = 0; i < 20; i++)
       ids[streams[0]].push(String(await redis.xadd(streams[0], '*', 'key', 'a', 'n', i)));
