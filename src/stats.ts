@@ -56,13 +56,18 @@ export function intakeBatch(maxInFlight: number): number {
   return Math.max(1, Math.floor(maxInFlight / 16));
 }
 
+/** A dispatcher's own counters: a snapshot but for what its receiver tells (`transportLag`). */
+export type DispatcherCounts = Omit<DispatchSnapshot, 'transportLag'>;
+
 /** What a running dispatcher offers its stats object. */
 export interface DispatchCounters {
+  /** Its receiver's session, asked for the transport's lag when the stats are read; null for plain sources. */
+  readonly session: { transportLag?(): readonly TransportLag[] } | null;
   /** The lanes on this thread the dispatcher's handlers run on, which metrics measure; null on thread lanes. */
   readonly localLanes: LaneSet | null;
   /** Reports handler runs that hold their lane `thresholdMs` or longer, on either kind of lane; returns the function that stops it. */
   watchLongTurns(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void;
-  snapshot(): DispatchSnapshot;
+  snapshot(): DispatcherCounts;
   /** Unfinished messages of `key` (0 when it has no mailbox). */
   backlogOf(key: unknown): number;
   /** The `n` keys with the most unfinished messages (parked ones included), largest first. */
@@ -154,7 +159,7 @@ export class DispatchStats {
       },
       detach: (source) => {
         if (this.#source !== source) return false;
-        this.#final = source.snapshot();
+        this.#final = snapshotOf(source);
         this.#source = null;
         return true;
       },
@@ -163,7 +168,7 @@ export class DispatchStats {
 
   /** The dispatcher's counters now; after it ended, their final values. */
   snapshot(): DispatchSnapshot {
-    return this.#source ? this.#source.snapshot() : this.#final;
+    return this.#source ? snapshotOf(this.#source) : this.#final;
   }
 
   /** Admitted messages whose handler has not finished (running or queued). */
@@ -189,5 +194,22 @@ export class DispatchStats {
   /** The `n` keys with the most unfinished messages now, largest first. */
   hotKeys(n = 10): HotKey[] {
     return this.#source ? this.#source.hotKeys(n) : [];
+  }
+}
+
+/** A running dispatcher's counters with its receiver's lag. */
+function snapshotOf(source: DispatchCounters): DispatchSnapshot {
+  return { ...source.snapshot(), transportLag: lagOf(source) };
+}
+
+/**
+ * The receiver's lag: none from a plain source, or from a session whose `transportLag` throws (it must
+ * not: reading the stats must not fail for it).
+ */
+function lagOf(source: DispatchCounters): readonly TransportLag[] {
+  try {
+    return source.session?.transportLag?.() ?? [];
+  } catch {
+    return [];
   }
 }

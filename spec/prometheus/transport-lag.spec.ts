@@ -113,3 +113,19 @@ describe('transport lag in the exports', () => {
     }
   });
 });
+
+describe('transport lag in the stats', () => {
+  it("reads as none where the receiver's transportLag throws, and the other counters still read", () => {
+    const metrics = new DispatchMetrics();
+    const transport = laggingTransport(metrics, () => {
+      throw new Error('no lag today');
+    });
+    try {
+      const snapshot = metrics.read();
+      expect(snapshot.transportLag).toEqual([]);
+      expect(snapshot.maxInFlight).toBe(256);
+    } finally {
+      transport.stop();
+    }
+  });
+});

@@ -9,13 +9,19 @@ import {
 
 /**
  * A dispatcher (counted in `metrics`) on a receiver of its own that delivers nothing and reports `lag`
- * as its transport's, as a receiver outside the library would; `report` changes what it reports.
+ * as its transport's (or, given a function, throws what it throws), as a receiver outside the library
+ * would; `report` changes what it reports.
  */
-export function laggingTransport(metrics: DispatchMetrics, lag: readonly TransportLag[]) {
+export function laggingTransport(metrics: DispatchMetrics, lag: readonly TransportLag[] | (() => never)) {
   let reported = lag;
   const receiver = new (class extends Receiver<never> {
     [openReceiver](): ReceiverSession<never> {
-      return { request() {}, settle() {}, cancel() {}, transportLag: () => reported };
+      return {
+        request() {},
+        settle() {},
+        cancel() {},
+        transportLag: () => (typeof reported === 'function' ? reported() : reported),
+      };
     }
   })();
   const subscription = receiver

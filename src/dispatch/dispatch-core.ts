@@ -17,9 +17,8 @@ import {
   type ReceiverSink,
   type Settlement,
 } from '../receiver';
-import { type DispatchCounters, type DispatchSnapshot, type HotKey, statsLink } from '../stats';
+import { type DispatchCounters, type DispatcherCounts, type HotKey, statsLink } from '../stats';
 import type { TransportFault } from '../transport-fault';
-import type { TransportLag } from '../transport-lag';
 import { hottest, type Routed, type Router } from './router';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
@@ -58,8 +57,8 @@ export class DispatchCore<T, K, R>
   private inFlight = 0;
   /** Requested from the receiver and not yet delivered: counts against the window too. */
   private outstanding = 0;
-  /** The receiver's session when the source is pullable; null for plain sources. */
-  private session: ReceiverSession<T> | null = null;
+  /** The receiver's session when the source is pullable; null for plain sources (the stats read its lag). */
+  session: ReceiverSession<T> | null = null;
   /** A plain source's subscription. */
   private subscription: SourceSubscriber<T> | null = null;
   /** Messages a plain source emitted beyond the window, admitted in order as it frees. */
@@ -386,15 +385,6 @@ export class DispatchCore<T, K, R>
     }
   }
 
-  /** The receiver's lag; none from a plain source, or from a session that throws. */
-  private transportLag(): readonly TransportLag[] {
-    try {
-      return this.session?.transportLag?.() ?? [];
-    } catch {
-      return [];
-    }
-  }
-
   failedAttempt(): void {
     this.failedAttempts++;
   }
@@ -580,7 +570,7 @@ export class DispatchCore<T, K, R>
   }
 
   // DispatchCounters
-  snapshot(): DispatchSnapshot {
+  snapshot(): DispatcherCounts {
     return {
       inFlight: this.inFlight,
       maxInFlight: this.options.maxInFlight,
@@ -595,7 +585,6 @@ export class DispatchCore<T, K, R>
       maxPerKey: this.options.maxPerKey,
       maxParked: this.options.maxParked,
       transportFaults: { ...this.transportFaults },
-      transportLag: this.transportLag(),
     };
   }
 
