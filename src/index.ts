@@ -83,3 +83,4 @@ export {
   type TransportOperation,
   TransportUnreachableError,
 } from './transport-fault';
+export type { TransportLag } from './transport-lag';

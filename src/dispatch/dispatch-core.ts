@@ -18,7 +18,7 @@ import {
   type ReceiverSink,
   type Settlement,
 } from '../receiver';
-import { type DispatchCounters, type DispatchSnapshot, type HotKey, statsLink } from '../stats';
+import { type DispatchCounters, type DispatcherCounts, type HotKey, statsLink } from '../stats';
 import type { TransportFault } from '../transport-fault';
 import { hottest, type Routed, type Router } from './router';
 
@@ -58,8 +58,8 @@ export class DispatchCore<T, K, R>
   private inFlight = 0;
   /** Requested from the receiver and not yet delivered: counts against the window too. */
   private outstanding = 0;
-  /** The receiver's session when the source is pullable; null for plain sources. */
-  private session: ReceiverSession<T> | null = null;
+  /** The receiver's session when the source is pullable; null for plain sources (the stats read its lag). */
+  session: ReceiverSession<T> | null = null;
   /** A plain source's subscription. */
   private subscription: SourceSubscriber<T> | null = null;
   /** Messages a plain source emitted beyond the window, admitted in order as it frees. */
@@ -591,7 +591,7 @@ export class DispatchCore<T, K, R>
   }
 
   // DispatchCounters
-  snapshot(): DispatchSnapshot {
+  snapshot(): DispatcherCounts {
     return {
       inFlight: this.inFlight,
       maxInFlight: this.options.maxInFlight,
