@@ -1,4 +1,13 @@
-import { DispatchMetrics, fromIterable, KeyedExecutor, keyedDispatch, retryPolicy } from 'keyed-dispatch';
+import { join } from 'node:path';
+import {
+  DispatchMetrics,
+  fromIterable,
+  KeyedExecutor,
+  keyedDispatch,
+  retryPolicy,
+  ThreadExecutor,
+  threadHandler,
+} from 'keyed-dispatch';
 import { type Dashboard, serveDashboard } from 'keyed-dispatch/dashboard';
 import { exportToPrometheus, type PrometheusExportOptions } from 'keyed-dispatch/prometheus';
 import { Registry } from 'prom-client';
@@ -7,6 +16,36 @@ import { gated, times } from '../dashboard/gated';
 import { type ParsedFamily, parsePrometheusText, sampleValue } from '../support/prometheus-text';
 
 type Families = Map<string, ParsedFamily>;
+
+const RETRY_HANDLERS = join(__dirname, '..', 'fixtures', 'retry-handlers.js');
+
+/** What the fixture's `flaky` writes, in memory the threads share (see retry-handlers.js). */
+class Journal {
+  readonly log = new Int32Array(new SharedArrayBuffer(4 * 64));
+  readonly at = new Float64Array(new SharedArrayBuffer(8 * 64));
+  readonly runs = new Int32Array(new SharedArrayBuffer(4 * 16));
+}
+
+/** A message of `flaky`: its first `fails` runs reject. */
+interface Flaky {
+  key: string;
+  id: number;
+  journal: Journal;
+  fails: number;
+}
+
+const laneKinds = [
+  {
+    name: 'event-loop lanes',
+    executor: () => new KeyedExecutor({ workers: 2 }),
+    handle: () => require(RETRY_HANDLERS).flaky as (m: Flaky) => Promise<unknown>,
+  },
+  {
+    name: 'thread lanes',
+    executor: () => new ThreadExecutor({ workers: 1 }),
+    handle: () => threadHandler<Flaky, unknown>(RETRY_HANDLERS, 'flaky'),
+  },
+];
 
 const closing: Array<() => unknown> = [];
 afterEach(async () => {
@@ -112,7 +151,21 @@ describe('Prometheus series', () => {
       held(billing, shared, ['d', 'e']),
       held(audit, own, ['f']),
     ];
-    const exports = await exported({ orders, billing, audit });
+    // Thread lanes are measured in their threads: a dispatcher on them adds no lane series.
+    const threads = new ThreadExecutor({ workers: 1 });
+    closing.push(() => threads.close());
+    const reports = new DispatchMetrics();
+    await lastValueFrom(
+      fromIterable([{ key: 'r', id: 0, journal: new Journal(), fails: 0 }]).pipe(
+        keyedDispatch({
+          executor: threads,
+          stats: reports,
+          key: (m: Flaky) => m.key,
+          handle: threadHandler<Flaky, unknown>(RETRY_HANDLERS, 'flaky'),
+        }),
+      ),
+    );
+    const exports = await exported({ orders, billing, audit, reports });
     for (const families of await exports.scrape()) {
       for (const name of ['keyed_dispatch_lane_ready', 'keyed_dispatch_lane_pinned']) {
         const samples = families.get(name)?.samples ?? [];
@@ -130,46 +183,57 @@ describe('Prometheus series', () => {
     for (const release of releases) release();
   });
 
-  it('counts settled messages by outcome (handled, dead_lettered, failed), and failed attempts', async () => {
-    const withDeadLetter = new DispatchMetrics();
-    const without = new DispatchMetrics();
-    const run = (metrics: DispatchMetrics, deadLetter?: () => void) =>
-      lastValueFrom(
-        fromIterable(['ok', 'bad', 'ok', 'bad', 'ok'])
-          .pipe(
-            keyedDispatch({
-              stats: metrics,
-              key: (m: string) => m,
-              failurePolicy: retryPolicy({ maxAttempts: 2, backoff: { initialMs: 0 }, deadLetter }),
-              handle: (m: string) => {
-                if (m === 'bad') throw new Error('bad message');
-                return [m];
-              },
-            }),
+  it.each(laneKinds)(
+    'counts settled messages by outcome (handled, dead_lettered, failed), and failed attempts, on $name',
+    async (kind) => {
+      const executor = kind.executor();
+      closing.push(() => executor.close());
+      const withDeadLetter = new DispatchMetrics();
+      const without = new DispatchMetrics();
+      const journal = new Journal();
+      const run = (metrics: DispatchMetrics, deadLetter?: () => void) =>
+        lastValueFrom(
+          fromIterable(
+            ['ok', 'bad', 'ok', 'bad', 'ok'].map((key, id) => ({
+              key,
+              id,
+              journal,
+              fails: key === 'bad' ? 9 : 0,
+            })),
           )
-          .pipe(defaultIfEmpty(null)),
-      );
-    await run(withDeadLetter, () => {});
-    await run(without);
-    expect(withDeadLetter.snapshot()).toMatchObject({ failed: 2, deadLettered: 2, failedAttempts: 4 });
-    expect(without.snapshot()).toMatchObject({ failed: 2, deadLettered: 0, failedAttempts: 4 });
-    const exports = await exported({ withDeadLetter, without });
-    for (const families of await exports.scrape()) {
-      const settled = (dispatcher: string, outcome: string) =>
-        sampleValue(families, 'keyed_dispatch_messages_settled_total', { dispatcher, outcome });
-      expect(settled('withDeadLetter', 'handled')).toBe(3);
-      expect(settled('withDeadLetter', 'dead_lettered')).toBe(2);
-      expect(settled('withDeadLetter', 'failed')).toBe(0);
-      expect(settled('without', 'handled')).toBe(3);
-      expect(settled('without', 'dead_lettered')).toBe(0);
-      expect(settled('without', 'failed')).toBe(2);
-      // Two attempts for each bad message.
-      expect(
-        sampleValue(families, 'keyed_dispatch_failed_attempts_total', { dispatcher: 'withDeadLetter' }),
-      ).toBe(4);
-      expect(families.has('keyed_dispatch_messages_failed_total')).toBe(false);
-    }
-  });
+            .pipe(
+              keyedDispatch({
+                executor,
+                stats: metrics,
+                key: (m: Flaky) => m.key,
+                failurePolicy: retryPolicy({ maxAttempts: 2, backoff: { initialMs: 0 }, deadLetter }),
+                handle: kind.handle(),
+              }),
+            )
+            .pipe(defaultIfEmpty(null)),
+        );
+      await run(withDeadLetter, () => {});
+      await run(without);
+      expect(withDeadLetter.snapshot()).toMatchObject({ failed: 2, deadLettered: 2, failedAttempts: 4 });
+      expect(without.snapshot()).toMatchObject({ failed: 2, deadLettered: 0, failedAttempts: 4 });
+      const exports = await exported({ withDeadLetter, without });
+      for (const families of await exports.scrape()) {
+        const settled = (dispatcher: string, outcome: string) =>
+          sampleValue(families, 'keyed_dispatch_messages_settled_total', { dispatcher, outcome });
+        expect(settled('withDeadLetter', 'handled')).toBe(3);
+        expect(settled('withDeadLetter', 'dead_lettered')).toBe(2);
+        expect(settled('withDeadLetter', 'failed')).toBe(0);
+        expect(settled('without', 'handled')).toBe(3);
+        expect(settled('without', 'dead_lettered')).toBe(0);
+        expect(settled('without', 'failed')).toBe(2);
+        // Two attempts for each bad message.
+        expect(
+          sampleValue(families, 'keyed_dispatch_failed_attempts_total', { dispatcher: 'withDeadLetter' }),
+        ).toBe(4);
+        expect(families.has('keyed_dispatch_messages_failed_total')).toBe(false);
+      }
+    },
+  );
 
   it('names the window after its option: keyed_dispatch_max_in_flight', async () => {
     const metrics = new DispatchMetrics();
