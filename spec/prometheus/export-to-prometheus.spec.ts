@@ -195,7 +195,7 @@ describe('exportToPrometheus', () => {
       "exportToPrometheus: expected `prefix` to be a Prometheus metric name, got 'bad-name' (string)",
     );
     expect(() => exportToPrometheus(metrics, registry, { labels: { key: 'x' } })).toThrow(
-      "exportToPrometheus: expected the names in `labels` to be Prometheus label names other than key, lane, operation, outcome, executor, le and quantile, got 'key' (string)",
+      "exportToPrometheus: expected the names in `labels` to be Prometheus label names other than outcome, key, operation, lane, executor, le and quantile, got 'key' (string)",
     );
     expect(() => exportToPrometheus(metrics, registry, { labels: { team: 7 as never } })).toThrow(
       'exportToPrometheus: expected `labels.team` to be a string, got 7 (number)',

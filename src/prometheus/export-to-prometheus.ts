@@ -36,7 +36,9 @@ export interface PrometheusExportOptions {
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 /** Label names the instruments use themselves, or Prometheus reserves. */
-const RESERVED = new Set(['key', 'lane', 'operation', 'outcome', EXECUTOR_LABEL, 'le', 'quantile']);
+const RESERVED = [
+  ...new Set([...INSTRUMENTS.flatMap((i) => i.label ?? []), EXECUTOR_LABEL, 'le', 'quantile']),
+];
 
 /**
  * Registers a `DispatchMetrics` in a prom-client `Registry` (`prom-client` is an optional peer
@@ -192,10 +194,10 @@ function checkLabels(labels: unknown): Record<string, string> {
   optionsObject('exportToPrometheus: `labels`', labels);
   const checked: Record<string, string> = {};
   for (const [name, value] of Object.entries(labels as Record<string, unknown>)) {
-    if (!LABEL_NAME.test(name) || name.startsWith('__') || RESERVED.has(name)) {
+    if (!LABEL_NAME.test(name) || name.startsWith('__') || RESERVED.includes(name)) {
       throw new TypeError(
         `exportToPrometheus: expected the names in \`labels\` to be Prometheus label names other than ` +
-          `key, lane, operation, outcome, executor, le and quantile, got ${describe(name)}`,
+          `${RESERVED.slice(0, -1).join(', ')} and ${RESERVED.at(-1)}, got ${describe(name)}`,
       );
     }
     if (typeof value !== 'string') {
