@@ -17,33 +17,24 @@ import { type ParsedFamily, parsePrometheusText, sampleValue } from '../support/
 
 type Families = Map<string, ParsedFamily>;
 
-const RETRY_HANDLERS = join(__dirname, '..', 'fixtures', 'retry-handlers.js');
+const LANE_HANDLERS = join(__dirname, '..', 'fixtures', 'lane-handlers.js');
 
-/** What the fixture's `flaky` writes, in memory the threads share (see retry-handlers.js). */
-class Journal {
-  readonly log = new Int32Array(new SharedArrayBuffer(4 * 64));
-  readonly at = new Float64Array(new SharedArrayBuffer(8 * 64));
-  readonly runs = new Int32Array(new SharedArrayBuffer(4 * 16));
-}
-
-/** A message of `flaky`: its first `fails` runs reject. */
-interface Flaky {
+/** A message of the fixture's handlers: `boom` throws for `n` 1. */
+interface Numbered {
   key: string;
-  id: number;
-  journal: Journal;
-  fails: number;
+  n: number;
 }
 
 const laneKinds = [
   {
     name: 'event-loop lanes',
     executor: () => new KeyedExecutor({ workers: 2 }),
-    handle: () => require(RETRY_HANDLERS).flaky as (m: Flaky) => Promise<unknown>,
+    handle: () => require(LANE_HANDLERS).boom as (m: Numbered) => unknown[],
   },
   {
     name: 'thread lanes',
     executor: () => new ThreadExecutor({ workers: 1 }),
-    handle: () => threadHandler<Flaky, unknown>(RETRY_HANDLERS, 'flaky'),
+    handle: () => threadHandler<Numbered, unknown>(LANE_HANDLERS, 'boom'),
   },
 ];
 
@@ -156,12 +147,12 @@ describe('Prometheus series', () => {
     closing.push(() => threads.close());
     const reports = new DispatchMetrics();
     await lastValueFrom(
-      fromIterable([{ key: 'r', id: 0, journal: new Journal(), fails: 0 }]).pipe(
+      fromIterable([{ key: 'r', n: 0 }]).pipe(
         keyedDispatch({
           executor: threads,
           stats: reports,
-          key: (m: Flaky) => m.key,
-          handle: threadHandler<Flaky, unknown>(RETRY_HANDLERS, 'flaky'),
+          key: (m: Numbered) => m.key,
+          handle: threadHandler<Numbered, unknown>(LANE_HANDLERS, 'echo'),
         }),
       ),
     );
@@ -190,22 +181,14 @@ describe('Prometheus series', () => {
       closing.push(() => executor.close());
       const withDeadLetter = new DispatchMetrics();
       const without = new DispatchMetrics();
-      const journal = new Journal();
       const run = (metrics: DispatchMetrics, deadLetter?: () => void) =>
         lastValueFrom(
-          fromIterable(
-            ['ok', 'bad', 'ok', 'bad', 'ok'].map((key, id) => ({
-              key,
-              id,
-              journal,
-              fails: key === 'bad' ? 9 : 0,
-            })),
-          )
+          fromIterable(['ok', 'bad', 'ok', 'bad', 'ok'].map((key) => ({ key, n: key === 'bad' ? 1 : 0 })))
             .pipe(
               keyedDispatch({
                 executor,
                 stats: metrics,
-                key: (m: Flaky) => m.key,
+                key: (m: Numbered) => m.key,
                 failurePolicy: retryPolicy({ maxAttempts: 2, backoff: { initialMs: 0 }, deadLetter }),
                 handle: kind.handle(),
               }),
