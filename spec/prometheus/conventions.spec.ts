@@ -4,21 +4,28 @@ import { exportToPrometheus } from 'keyed-dispatch/prometheus';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { EMPTY, type Observable, Subject } from 'rxjs';
 import { faultyTransport } from '../dashboard/faulty-transport';
+import { laggingTransport, partitionLag } from '../support/lagging-transport';
 import { type ParsedFamily, parsePrometheusText } from '../support/prometheus-text';
 
-/** Labels whose values are bounded: the export's own (`dispatcher`), and the instruments'. */
-const BOUNDED_LABELS = ['dispatcher', 'executor', 'lane', 'operation', 'outcome', 'le'];
+/**
+ * Labels whose values are bounded: the export's own (`dispatcher`), and the instruments'. The lag's
+ * name a partition, stream or consumer of the receiver's assignment.
+ */
+const LAG_LABELS = ['transport', 'source', 'partition', 'consumer'];
+const BOUNDED_LABELS = ['dispatcher', 'executor', 'lane', 'operation', 'outcome', 'le', ...LAG_LABELS];
 
 /** Every family of both exports with samples in each (lanes, faults, durations), as text and parsed. */
 async function scrapeAll() {
   const metrics = new DispatchMetrics({ sampleEvery: 1 });
   const feed = new DispatchMetrics();
+  const billing = new DispatchMetrics();
   const registry = new Registry();
   const stops = [
     exportToPrometheus(metrics, registry, { labels: { dispatcher: 'orders' } }),
     exportToPrometheus(feed, registry, { labels: { dispatcher: 'feed' } }),
+    exportToPrometheus(billing, registry, { labels: { dispatcher: 'billing' } }),
   ];
-  const dashboard = await serveDashboard({ sources: { orders: metrics, feed } });
+  const dashboard = await serveDashboard({ sources: { orders: metrics, feed, billing } });
   const served = async () => (await fetch(new URL('/metrics', dashboard.url))).text();
   await served(); // the endpoint counts durations from its first scrape on
   // 'held' stays in flight while scraped, so that a hot key is there to be labelled.
@@ -35,9 +42,14 @@ async function scrapeAll() {
     .subscribe();
   const transport = faultyTransport(feed);
   transport.fail('fetch');
+  const lagging = laggingTransport(billing, [
+    partitionLag('payments', 0, 3),
+    { ...partitionLag('refunds', 0, 2), transport: 'redis', partition: null, consumer: 'billing' },
+  ]);
   const texts = { registry: await registry.metrics(), dashboard: await served() };
   held.complete();
   transport.stop();
+  lagging.stop();
   for (const stop of stops) stop();
   await dashboard.close();
   return texts;
@@ -87,6 +99,27 @@ describe('Prometheus naming conventions', () => {
           for (const name of Object.keys(sample.labels)) expect(BOUNDED_LABELS).toContain(name);
         }
       }
+    },
+  );
+
+  it.each(['registry', 'dashboard'] as const)(
+    'labels transport lag in the %s export only with what names a source: one series per partition or stream',
+    (source) => {
+      const lag = familiesOf(texts[source]).find((f) => f.name === 'keyed_dispatch_transport_lag');
+      expect(lag?.type).toBe('gauge');
+      expect(lag?.samples.map((s) => [s.labels, s.value])).toEqual([
+        [{ dispatcher: 'billing', transport: 'kafka', source: 'payments', partition: '0', consumer: '' }, 3],
+        [
+          {
+            dispatcher: 'billing',
+            transport: 'redis',
+            source: 'refunds',
+            partition: '',
+            consumer: 'billing',
+          },
+          2,
+        ],
+      ]);
     },
   );
 

@@ -1,6 +1,7 @@
 import { textOf } from '../internal/text-of';
 import type { MetricsSnapshot } from '../metrics';
 import type { TransportFaultCounts } from '../stats';
+import type { TransportLag } from '../transport-lag';
 import { stallThreshold } from './stall';
 
 /** Keys longer than this are cut for the page (the full key stays in `read()`); the page shows them as text. */
@@ -47,6 +48,8 @@ export interface DispatcherFrame {
   readonly heldBy: { readonly key: string; readonly backlog: number; readonly parked: number } | null;
   /** Transport failures its receiver survived, by operation (`MetricsSnapshot.transportFaults`). */
   readonly transportFaults: TransportFaultCounts;
+  /** How far the consumer is behind its transport, per partition or stream (`MetricsSnapshot.transportLag`). */
+  readonly transportLag: readonly TransportLag[];
 }
 
 /**
@@ -101,6 +104,7 @@ export function frameOf(
     maxParked: s.maxParked,
     heldBy: held === null ? null : { key: keyText(held.key), backlog: held.backlog, parked: held.parked },
     transportFaults: { ...s.transportFaults },
+    transportLag: s.transportLag.map((lag) => ({ ...lag })),
   };
 }
 

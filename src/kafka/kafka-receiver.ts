@@ -17,6 +17,7 @@ import {
   type TransportOperation,
   transportHealthOptions,
 } from '../transport-fault';
+import type { TransportLag } from '../transport-lag';
 import { durationOption, functionOption, integerOption, optionsObject } from '../validate';
 import type {
   CommittedOffset,
@@ -74,10 +75,11 @@ export interface KafkaReceiverOptions extends TransportHealthOptions {
   closeTimeoutMs?: number;
   /**
    * Fetched messages a partition buffers beyond what was requested before its fetching pauses; it
-   * resumes once the buffer is down to half. Integer ≥ 1. Default 1000. One more fetch response per
-   * partition may land while pausing: on @platformatic/kafka its size follows from this (32 bytes a
-   * record, 16 KiB–1 MiB, unless the consumer sets `maxBytesPerPartition`); on kafkajs it is the
-   * consumer's `maxBytesPerPartition` (1 MiB by default: set it, see the Kafka guide).
+   * resumes once the buffer is down to half. Integer ≥ 1. Default 1000; 300 with `fromKafka`
+   * (kafkajs keeps more per record: see the Kafka guide's Memory section). One more fetch response per
+   * partition may land while pausing: its size follows from this (32 bytes a record, 16 KiB–1 MiB,
+   * unless the consumer sets `maxBytesPerPartition`), except for a kafkajs consumer given to
+   * `fromKafka` as `consumer`, whose own `maxBytesPerPartition` (1 MiB by default) it is.
    */
   prefetch?: number;
   /**
@@ -260,6 +262,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private inFlight = 0;
   /** Whether a full partition holds fetching (see `batch`). */
   private readonly fetchHold = new FetchHold();
+  /** The consumer started (its adapter joined the group) or was given an assignment: it has joined. */
+  private joined = false;
 
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
@@ -285,6 +289,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     while (!this.closingConsumer) {
       try {
         await this.adapter.start(this);
+        this.joined = true;
         this.transportRecovered();
         return;
       } catch (error) {
@@ -300,6 +305,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   }
 
   // PullSession
+
+  override notReadyBecause(): string | undefined {
+    return super.notReadyBecause() ?? (this.joined ? undefined : 'the consumer has not joined its group yet');
+  }
 
   /**
    * The next buffered message, of the partition with the fewest in flight, unless the free places are
@@ -433,6 +442,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     partition: number,
     records: readonly KafkaRecord[],
     behind = false,
+    highWatermark?: string,
   ): Promise<void> | undefined {
     if (this.stopped || records.length === 0) return undefined;
     const id = `${topic}:${partition}`;
@@ -442,12 +452,36 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       this.live.set(id, tracker);
     }
     tracker.behind = behind;
+    if (highWatermark !== undefined) {
+      tracker.highWatermark = highWatermark;
+      tracker.highWatermarkAt = Date.now();
+    }
     if (tracker.loading) tracker.pending.push(records);
     else {
       this.admit(tracker, records);
       this.serve([tracker]);
     }
     return tracker.room?.promise;
+  }
+
+  /** Each assigned partition's lag, from its latest high watermark and its first unfinished offset. */
+  transportLag(): TransportLag[] {
+    const lags: TransportLag[] = [];
+    for (const tracker of this.live.values()) {
+      const lag = tracker.lag();
+      if (lag === null) continue;
+      const committed = this.committed.get(`${tracker.topic}:${tracker.partition}`);
+      lags.push({
+        transport: 'kafka',
+        source: tracker.topic,
+        partition: tracker.partition,
+        consumer: null,
+        lag,
+        committed: committed === undefined ? null : String(committed.at),
+        at: tracker.highWatermarkAt,
+      });
+    }
+    return lags;
   }
 
   /** Buffers fetched records for delivery, settling at once those a previous owner finished. */
@@ -498,6 +532,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   }
 
   assigned(partitions: readonly TopicPartition[], mode: 'all' | 'added' = 'all'): void {
+    this.joined = true;
     // Eager rebalancing: whatever was tracked before is gone; fetching restarts at committed offsets.
     if (mode === 'all') void this.revokeAll();
     if (partitions.length === 0) return;

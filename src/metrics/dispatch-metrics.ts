@@ -166,6 +166,7 @@ export class DispatchMetrics extends DispatchStats {
         this.#attached(source);
       },
       detach: (source) => counters.detach(source) && this.#detached(),
+      facts: () => counters.facts(),
     });
     exposeLanes(this, () => this.#lanes);
   }

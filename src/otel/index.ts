@@ -13,6 +13,7 @@ import {
   hotKeyLabelsOption,
   INSTRUMENTS,
   type Instrument,
+  ownLabels,
 } from '../prometheus/instruments';
 import { describe, optionsObject } from '../validate';
 import type { OpenTelemetryAttributes, OpenTelemetryMeter } from './meter';
@@ -51,7 +52,9 @@ export interface OpenTelemetryExportOptions {
  * `keyed_dispatch.failed_attempts` (counter); `keyed_dispatch.hottest_key.backlog` (gauge);
  * `keyed_dispatch.key.backlog` (gauge, `key`, with `hotKeyLabels` only); `keyed_dispatch.long_turns`
  * (counter); `keyed_dispatch.transport.faults` (counter, `operation`: fetch, commit, heartbeat,
- * connection); `keyed_dispatch.handler.duration` (histogram, s). Lanes belong to the executor:
+ * connection); `keyed_dispatch.transport.lag` (gauge per partition, stream or consumer: `transport`,
+ * `source`, and `partition` or `consumer` where the transport has one);
+ * `keyed_dispatch.handler.duration` (histogram, s). Lanes belong to the executor:
  * `keyed_dispatch.lane.ready`, `.pinned` (gauges) and `keyed_dispatch.lane.busy_time` (counter, s)
  * have the attributes `executor` and `lane` only, once per executor among the dispatchers exported
  * through one meter.
@@ -85,8 +88,7 @@ export function exportToOpenTelemetry(
     const s = metrics.read();
     instruments.forEach((instrument, i) => {
       for (const sample of instrument.samples(s, limits)) {
-        const at = instrument.label === undefined ? base : { ...base, [instrument.label]: sample.label };
-        result.observe(observables[i], sample.value, at);
+        result.observe(observables[i], sample.value, { ...base, ...ownLabels(instrument, sample) });
       }
     });
   };
@@ -136,7 +138,7 @@ class ExecutorLanesExport {
     for (const executor of executorsOf(this.metrics)) {
       this.instruments.forEach((instrument, i) => {
         for (const sample of instrument.samples(executor)) {
-          const at = { [EXECUTOR_LABEL]: executor.executor, [instrument.label ?? 'lane']: sample.label };
+          const at = { [EXECUTOR_LABEL]: executor.executor, ...ownLabels(instrument, sample) };
           result.observe(this.observables[i], sample.value, at);
         }
       });

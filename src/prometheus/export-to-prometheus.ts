@@ -8,6 +8,7 @@ import {
   EXECUTOR_LABEL,
   hotKeyLabelsOption,
   INSTRUMENTS,
+  ownLabelNames,
   prometheusName,
 } from './instruments';
 import type { PrometheusRegistry } from './registry';
@@ -36,9 +37,7 @@ export interface PrometheusExportOptions {
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 /** Label names the instruments use themselves, or Prometheus reserves. */
-const RESERVED = [
-  ...new Set([...INSTRUMENTS.flatMap((i) => i.label ?? []), EXECUTOR_LABEL, 'le', 'quantile']),
-];
+const RESERVED = [...new Set([...INSTRUMENTS.flatMap(ownLabelNames), EXECUTOR_LABEL, 'le', 'quantile'])];
 
 /**
  * Registers a `DispatchMetrics` in a prom-client `Registry` (`prom-client` is an optional peer
@@ -124,7 +123,7 @@ class RegistryExport {
       const config = {
         name: prometheusName(prefix, instrument),
         help: instrument.help,
-        labelNames: instrument.label === undefined ? [...own] : [...own, instrument.label],
+        labelNames: [...own, ...ownLabelNames(instrument)],
         registers: [registry as Registry],
         collect: () => this.fill(i),
       };

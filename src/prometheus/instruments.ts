@@ -6,6 +6,8 @@ import { backlogsByKeyText } from './key-labels';
 /** One value of an instrument; `label` is the value of the instrument's own label (`key`, `lane`, …), if it has one. */
 export interface InstrumentSample {
   readonly label?: string;
+  /** The values of the instrument's own `labels`, for an instrument with several; absent where there is none. */
+  readonly labels?: Readonly<Record<string, string | number>>;
   readonly value: number;
 }
 
@@ -35,6 +37,8 @@ interface Described {
   readonly help: string;
   /** The instrument's own label, if any; its values are bounded (the hot keys' only up to `hotKeyLabels`). */
   readonly label?: 'key' | 'lane' | 'operation' | 'outcome';
+  /** The instrument's own labels where it has several (`transport.lag`); bounded as `label`. */
+  readonly labels?: readonly string[];
 }
 
 /** A family with a series per dispatcher, labelled with the export's labels (e.g. `dispatcher`). */
@@ -167,6 +171,25 @@ export const INSTRUMENTS: readonly Instrument[] = [
       Object.entries(s.transportFaults).map(([operation, value]) => ({ label: operation, value })),
   },
   {
+    per: 'dispatcher',
+    name: 'transport.lag',
+    type: 'gauge',
+    unit: '{message}',
+    help: 'Messages of the transport this consumer has not finished, per partition, stream or consumer',
+    // Bounded by the receiver's assignment: never grows with keys or messages.
+    labels: ['transport', 'source', 'partition', 'consumer'],
+    samples: (s) =>
+      s.transportLag.map((l) => ({
+        labels: {
+          transport: l.transport,
+          source: l.source,
+          ...(l.partition === null ? {} : { partition: l.partition }),
+          ...(l.consumer === null ? {} : { consumer: l.consumer }),
+        },
+        value: l.lag,
+      })),
+  },
+  {
     per: 'executor',
     name: 'lane.ready',
     type: 'gauge',
@@ -194,6 +217,34 @@ export const INSTRUMENTS: readonly Instrument[] = [
     samples: (e) => perLane(e, (lane) => lane.busyMs / 1000),
   },
 ];
+
+/** The names of `instrument`'s own labels: its `label`, or its `labels`. */
+export function ownLabelNames(instrument: Described): readonly string[] {
+  return instrument.label === undefined ? (instrument.labels ?? []) : [instrument.label];
+}
+
+/** The values of `sample`'s own labels, as an OpenTelemetry export writes them: a label without a value is left out. */
+export function ownLabels(
+  instrument: Described,
+  sample: InstrumentSample,
+): Readonly<Record<string, string | number>> {
+  return instrument.label === undefined ? (sample.labels ?? {}) : { [instrument.label]: sample.label ?? '' };
+}
+
+/**
+ * The Prometheus labels of one sample: the series' `base` labels, then the instrument's own, each of
+ * them present (`''` where the sample has no value: Prometheus reads it as absent).
+ */
+export function labelsOf(
+  instrument: Described,
+  base: Readonly<Record<string, string>>,
+  sample: InstrumentSample,
+): Record<string, string> {
+  const own = ownLabels(instrument, sample);
+  const labels: Record<string, string> = { ...base };
+  for (const name of ownLabelNames(instrument)) labels[name] = String(own[name] ?? '');
+  return labels;
+}
 
 /**
  * The Prometheus name of an instrument as an OpenTelemetry Prometheus exporter writes it: `.` becomes

@@ -1,6 +1,13 @@
 import type { DispatchMetrics } from '../metrics';
 import { executorsOf } from '../metrics/executor-lanes';
-import { EXECUTOR_LABEL, type ExportLimits, INSTRUMENTS, type Instrument } from './instruments';
+import {
+  EXECUTOR_LABEL,
+  type ExportLimits,
+  INSTRUMENTS,
+  type Instrument,
+  type InstrumentSample,
+  labelsOf,
+} from './instruments';
 import type { Labels, Sample } from './text-format';
 
 /** One dispatcher as an export shows it: its labels (e.g. `{ dispatcher: 'orders' }`) and its limits. */
@@ -27,13 +34,6 @@ export function scrape(dispatchers: readonly ScrapedDispatcher[]): Sample[][] {
   });
 }
 
-function labelled(
-  instrument: Instrument,
-  labels: Labels,
-  samples: ReadonlyArray<{ label?: string; value: number }>,
-): Sample[] {
-  return samples.map((s) => ({
-    labels: instrument.label === undefined ? labels : { ...labels, [instrument.label]: s.label ?? '' },
-    value: s.value,
-  }));
+function labelled(instrument: Instrument, labels: Labels, samples: readonly InstrumentSample[]): Sample[] {
+  return samples.map((s) => ({ labels: labelsOf(instrument, labels, s), value: s.value }));
 }
