@@ -23,6 +23,8 @@ export interface DispatchSnapshot {
   readonly settled: number;
   /** Messages settled as failed or dead-lettered: a failure policy gave up on them, or none handled the failure. */
   readonly failed: number;
+  /** Of `failed`, the messages the failure policy's `deadLetter` took (settled `dead-lettered`). */
+  readonly deadLettered: number;
   /**
    * Failed attempts: each time a message's handler (or its key selector) failed, whether it was retried
    * or not; a message that failed twice and then succeeded counts 2, a failed batch 1.
@@ -99,6 +101,7 @@ const none: DispatchSnapshot = {
   admitted: 0,
   settled: 0,
   failed: 0,
+  deadLettered: 0,
   failedAttempts: 0,
   overflow: 0,
   parked: 0,

@@ -86,6 +86,7 @@ export class DispatchCore<T, K, R>
   private admitted = 0;
   private settled = 0;
   private failedCount = 0;
+  private deadLettered = 0;
   private failedAttempts = 0;
   private maxInFlightSeen = 0;
   private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
@@ -424,6 +425,7 @@ export class DispatchCore<T, K, R>
     this.inFlight--;
     this.failedCount++;
     if (isGaveUp(error)) {
+      if (error.deadLettered) this.deadLettered++;
       this.settle(message, error.deadLettered ? 'dead-lettered' : 'failed', error.cause);
       this.leftWindow(key);
       return;
@@ -600,6 +602,7 @@ export class DispatchCore<T, K, R>
       admitted: this.admitted,
       settled: this.settled,
       failed: this.failedCount,
+      deadLettered: this.deadLettered,
       failedAttempts: this.failedAttempts,
       overflow: this.overflow.size,
       parked: this.parkedCount,

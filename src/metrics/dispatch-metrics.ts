@@ -13,6 +13,7 @@ import {
   statsLink,
 } from '../stats';
 import { describe, durationOption, integerOption, optionsObject } from '../validate';
+import { exposeLanes } from './executor-lanes';
 import { Histogram, type LatencySummary } from './histogram';
 
 /** Options of `DispatchMetrics`. */
@@ -167,6 +168,7 @@ export class DispatchMetrics extends DispatchStats {
       detach: (source) => counters.detach(source) && this.#detached(),
       facts: () => counters.facts(),
     });
+    exposeLanes(this, () => this.#lanes);
   }
 
   /** A dispatcher started: measure its lanes from here. */
