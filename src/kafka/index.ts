@@ -10,6 +10,12 @@ export type {
   TopicPartition,
   TopicPartitionOffset,
 } from './adapter';
+export {
+  type ConfluentAdapterOptions,
+  type ConfluentKafkaClient,
+  confluentAdapter,
+} from './confluent-adapter';
+export { type FromConfluentKafkaOptions, fromConfluentKafka } from './from-confluent-kafka';
 export { type FromKafkaOptions, fromKafka } from './from-kafka';
 export { type FromPlatformaticKafkaOptions, fromPlatformaticKafka } from './from-platformatic-kafka';
 export { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
