@@ -177,6 +177,37 @@ async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<Stop> 
 }
 
 /**
+ * The floors' per-key promise chain: a message runs the handler after its key's previous one, at most
+ * `maxInFlight` at once. Resolves once the message is admitted (after waiting for room), with its end.
+ */
+function perKeyChain(
+  maxInFlight: number,
+  tally: Tally,
+): (key: string, value: Buffer | null) => Promise<{ end: Promise<void> }> {
+  const tails = new Map<string, Promise<void>>();
+  const waiting: (() => void)[] = [];
+  let inFlight = 0;
+  const handle = async (value: Buffer | null) => {
+    tally.started();
+    await delay();
+    tally.record(value);
+  };
+  return async (key, value) => {
+    while (inFlight >= maxInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
+    inFlight++;
+    const tail = tails.get(key);
+    const end = tail === undefined ? handle(value) : tail.then(() => handle(value));
+    tails.set(key, end);
+    const ended = () => {
+      inFlight--;
+      if (tails.get(key) === end) tails.delete(key);
+      waiting.shift()?.();
+    };
+    return { end: end.then(ended, ended) };
+  };
+}
+
+/**
  * The floor on kafkajs: the least code that does keyedDispatch's job by hand. Messages run on a per-key
  * promise chain, at most `maxInFlight` at once across all partitions (a batch waits for room, so the
  * client fetches on only while there is some), and a partition commits past a batch once all of its
@@ -186,15 +217,8 @@ async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  const tails = new Map<string, Promise<void>>();
   const commits = new Map<number, Promise<void>>();
-  const waiting: (() => void)[] = [];
-  let inFlight = 0;
-  const handle = async (value: Buffer | null) => {
-    tally.started();
-    await delay();
-    tally.record(value);
-  };
+  const run = perKeyChain(maxInFlight, tally);
   await consumer.run({
     autoCommit: false,
     partitionsConsumedConcurrently: 64,
@@ -202,20 +226,7 @@ async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise
     eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
       resolveOffset(batch.lastOffset());
       const ends: Promise<void>[] = [];
-      for (const message of batch.messages) {
-        while (inFlight >= maxInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
-        inFlight++;
-        const key = String(message.key);
-        const tail = tails.get(key);
-        const end = tail === undefined ? handle(message.value) : tail.then(() => handle(message.value));
-        tails.set(key, end);
-        const ended = () => {
-          inFlight--;
-          if (tails.get(key) === end) tails.delete(key);
-          waiting.shift()?.();
-        };
-        ends.push(end.then(ended, ended));
-      }
+      for (const message of batch.messages) ends.push((await run(String(message.key), message.value)).end);
       const { partition } = batch;
       const offset = String(Number(batch.lastOffset()) + 1);
       commits.set(
@@ -254,16 +265,9 @@ async function floorConfluent({ topic, group, maxInFlight, tally }: Args): Promi
   consumer.setDefaultConsumeTimeout(100);
   consumer.setDefaultIsTimeoutOnlyForFirstMessage(true);
   consumer.subscribe([topic]);
-  const tails = new Map<string, Promise<void>>();
   const commits = new Map<number, Promise<void>>();
-  const waiting: (() => void)[] = [];
-  let inFlight = 0;
+  const run = perKeyChain(maxInFlight, tally);
   let stopping = false;
-  const handle = async (value: Buffer | null) => {
-    tally.started();
-    await delay();
-    tally.record(value);
-  };
   const loop = (async () => {
     while (!stopping) {
       const messages: Array<{ partition: number; offset: number; key: Buffer; value: Buffer | null }> =
@@ -274,20 +278,7 @@ async function floorConfluent({ topic, group, maxInFlight, tally }: Args): Promi
       for (const m of messages) byPartition.set(m.partition, [...(byPartition.get(m.partition) ?? []), m]);
       for (const [partition, batch] of byPartition) {
         const ends: Promise<void>[] = [];
-        for (const message of batch) {
-          while (inFlight >= maxInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
-          inFlight++;
-          const key = String(message.key);
-          const tail = tails.get(key);
-          const end = tail === undefined ? handle(message.value) : tail.then(() => handle(message.value));
-          tails.set(key, end);
-          const ended = () => {
-            inFlight--;
-            if (tails.get(key) === end) tails.delete(key);
-            waiting.shift()?.();
-          };
-          ends.push(end.then(ended, ended));
-        }
+        for (const message of batch) ends.push((await run(String(message.key), message.value)).end);
         const offset = batch[batch.length - 1].offset + 1;
         commits.set(
           partition,

@@ -22,6 +22,8 @@ export interface ClientAdapter {
   holdsRevokes: boolean;
   /** Whether the partitions a member keeps stop fetching while its revoke is held (librdkafka pauses them). */
   pausesKeptDuringRevoke?: boolean;
+  /** Whether a resumed partition is fetched again from its last delivered record (librdkafka drops its prefetch). */
+  refetchesOnResume?: boolean;
   /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
   adapter(groupId: string, topics: string[]): KafkaConsumerAdapter;
   /**
@@ -146,6 +148,7 @@ const CONFLUENT: ClientAdapter[] =
           member: 'confluent',
           holdsRevokes: true,
           pausesKeptDuringRevoke: true,
+          refetchesOnResume: true,
           adapter: (groupId, topics) =>
             confluentAdapter({
               client: confluent,
