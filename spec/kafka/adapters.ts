@@ -24,6 +24,8 @@ export interface ClientAdapter {
   pausesKeptDuringRevoke?: boolean;
   /** Whether a resumed partition is fetched again from its last delivered record (librdkafka drops its prefetch). */
   refetchesOnResume?: boolean;
+  /** Whether a start the broker does not answer, or refuses, goes unreported (no fault, no error). */
+  startFaultsUnreported?: boolean;
   /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
   adapter(groupId: string, topics: string[]): KafkaConsumerAdapter;
   /**
@@ -149,6 +151,7 @@ const CONFLUENT: ClientAdapter[] =
           holdsRevokes: true,
           pausesKeptDuringRevoke: true,
           refetchesOnResume: true,
+          startFaultsUnreported: true,
           adapter: (groupId, topics) =>
             confluentAdapter({
               client: confluent,
