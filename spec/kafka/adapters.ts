@@ -22,7 +22,10 @@ export interface ClientAdapter {
   holdsRevokes: boolean;
   /** Whether the partitions a member keeps stop fetching while its revoke is held (librdkafka pauses them). */
   pausesKeptDuringRevoke?: boolean;
-  /** Whether a resumed partition is fetched again from its last delivered record (librdkafka drops its prefetch). */
+  /**
+   * Whether a partition paused long (its buffer full with a prefetch's worth kept aside) is fetched
+   * again on resume behind the fetch wait of the quiet partitions fetched with it (librdkafka).
+   */
   refetchesOnResume?: boolean;
   /** Whether a start the broker does not answer, or refuses, goes unreported (no fault, no error). */
   startFaultsUnreported?: boolean;

@@ -38,8 +38,8 @@ async function hotPartitionTopic(): Promise<string> {
 }
 
 describe.each(ADAPTERS)('a Kafka receiver on $name whose buffers fill', (adapter) => {
-  // librdkafka drops what it prefetched for a partition when it is paused, and fetches it again on
-  // resume, behind the fetch wait of the partitions fetched with it: not yet met on that client.
+  // librdkafka fetches a partition it paused again on resume behind the long poll of the quiet
+  // partitions fetched with it: not met on that client.
   const backlogIt = adapter.refetchesOnResume ? it.skip : it;
   const backlogReceiver = (groupId: string, topic: string) =>
     adapter.receiver(
