@@ -26,12 +26,15 @@ import { partitionFetchBytes } from './fetch-size';
  */
 export interface ConfluentKafkaClient {
   /** The native (librdkafka) consumer class; the adapter creates its consumer with it. */
-  KafkaConsumer: new (
-    config: Record<string, unknown>,
-    topicConfig?: Record<string, unknown>,
-  ) => object;
+  KafkaConsumer: {
+    /** A consumer of librdkafka's global configuration (and default topic configuration). */
+    new (config: Record<string, unknown>, topicConfig?: Record<string, unknown>): object;
+  };
   /** The native admin client; one made from the consumer reads commit metadata back. */
-  AdminClient: { createFrom(client: never): object };
+  AdminClient: {
+    /** An admin client over an existing consumer's (or producer's) connection. */
+    createFrom(client: never): object;
+  };
 }
 
 /** Options of `confluentAdapter`: the client, its configuration and the subscription. */
