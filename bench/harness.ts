@@ -110,7 +110,7 @@ export function bundleInto(
     logLevel: 'warning',
     // Loaded, not bundled: esbuild runs only in the parent; piscina starts workers from its own files;
     // @platformatic/kafka finds its files through import.meta.url.
-    external: ['esbuild', 'piscina', '@platformatic/kafka'],
+    external: ['esbuild', 'piscina', '@platformatic/kafka', '@confluentinc/kafka-javascript'],
   });
 }
 

@@ -17,6 +17,7 @@ export const scenarios: Record<string, () => { default: Scenario }> = {
   memory: () => require('./scenarios/memory'),
   threads: () => require('./scenarios/threads'),
   kafka: () => require('./scenarios/kafka'),
+  'kafka-confluent': () => require('./scenarios/kafka-confluent'),
   'kafka-memory': () => require('./scenarios/kafka-memory'),
   'kafka-redelivery': () => require('./scenarios/kafka-redelivery'),
 };
@@ -25,6 +26,7 @@ const KAFKA = '127.0.0.1:9092';
 /** Scenarios that need a broker: skipped (not failed) when running them all and it does not answer. */
 const brokers: Record<string, string> = {
   kafka: KAFKA,
+  'kafka-confluent': KAFKA,
   'kafka-memory': KAFKA,
   'kafka-redelivery': KAFKA,
   batches: KAFKA,

@@ -14,6 +14,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { lastValueFrom } from 'rxjs';
 import { fromIterable, keyedBatchDispatch, keyedDispatch } from '../../src';
 import {
+  fromConfluentKafka,
   fromKafka,
   fromPlatformaticKafka,
   type KafkaMessage,
@@ -66,6 +67,19 @@ function onPlatformatic(
   });
 }
 
+/** @confluentinc/kafka-javascript, loaded only by its contenders (it is built apart: scripts/confluent-kafka.sh). */
+const confluent = () => require('@confluentinc/kafka-javascript');
+
+/** librdkafka settings of the Confluent contenders: the same fetch wait, on the consumer group protocol. */
+const confluentConfig = (group: string, fetchBytes?: number) => ({
+  'client.id': 'bench',
+  'bootstrap.servers': '127.0.0.1:9092',
+  'group.id': group,
+  'group.protocol': 'consumer',
+  'fetch.wait.max.ms': GROUP.maxWaitTimeInMs,
+  ...(fetchBytes === undefined ? {} : { 'fetch.message.max.bytes': fetchBytes }),
+});
+
 /** The receivers keyedDispatch runs after, by client. */
 const receivers: Record<string, (args: Args) => KafkaReceiver> = {
   kafkajs: ({ topic, group, commitEveryMessages, fetchBytes }) =>
@@ -89,6 +103,14 @@ const receivers: Record<string, (args: Args) => KafkaReceiver> = {
   // The consumer group protocol (KIP-848): the broker sets the session timeout.
   'platformatic-consumer': (args) =>
     onPlatformatic(args, { groupProtocol: 'consumer', rebalanceTimeout: 60_000 }),
+  confluent: ({ topic, group, commitEveryMessages, fetchBytes }) =>
+    fromConfluentKafka({
+      client: confluent(),
+      config: confluentConfig(group, fetchBytes),
+      topics: [topic],
+      fromBeginning: true,
+      commitEveryMessages,
+    }),
 };
 
 /** Stops a contender's consumer once its pass has handled every message. */
@@ -155,6 +177,37 @@ async function eachMessageKafkajs({ topic, group, tally }: Args): Promise<Stop> 
 }
 
 /**
+ * The floors' per-key promise chain: a message runs the handler after its key's previous one, at most
+ * `maxInFlight` at once. Resolves once the message is admitted (after waiting for room), with its end.
+ */
+function perKeyChain(
+  maxInFlight: number,
+  tally: Tally,
+): (key: string, value: Buffer | null) => Promise<{ end: Promise<void> }> {
+  const tails = new Map<string, Promise<void>>();
+  const waiting: (() => void)[] = [];
+  let inFlight = 0;
+  const handle = async (value: Buffer | null) => {
+    tally.started();
+    await delay();
+    tally.record(value);
+  };
+  return async (key, value) => {
+    while (inFlight >= maxInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
+    inFlight++;
+    const tail = tails.get(key);
+    const end = tail === undefined ? handle(value) : tail.then(() => handle(value));
+    tails.set(key, end);
+    const ended = () => {
+      inFlight--;
+      if (tails.get(key) === end) tails.delete(key);
+      waiting.shift()?.();
+    };
+    return { end: end.then(ended, ended) };
+  };
+}
+
+/**
  * The floor on kafkajs: the least code that does keyedDispatch's job by hand. Messages run on a per-key
  * promise chain, at most `maxInFlight` at once across all partitions (a batch waits for room, so the
  * client fetches on only while there is some), and a partition commits past a batch once all of its
@@ -164,15 +217,8 @@ async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise
   const consumer = kafkajs().consumer({ groupId: group, ...GROUP });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  const tails = new Map<string, Promise<void>>();
   const commits = new Map<number, Promise<void>>();
-  const waiting: (() => void)[] = [];
-  let inFlight = 0;
-  const handle = async (value: Buffer | null) => {
-    tally.started();
-    await delay();
-    tally.record(value);
-  };
+  const run = perKeyChain(maxInFlight, tally);
   await consumer.run({
     autoCommit: false,
     partitionsConsumedConcurrently: 64,
@@ -180,20 +226,7 @@ async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise
     eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
       resolveOffset(batch.lastOffset());
       const ends: Promise<void>[] = [];
-      for (const message of batch.messages) {
-        while (inFlight >= maxInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
-        inFlight++;
-        const key = String(message.key);
-        const tail = tails.get(key);
-        const end = tail === undefined ? handle(message.value) : tail.then(() => handle(message.value));
-        tails.set(key, end);
-        const ended = () => {
-          inFlight--;
-          if (tails.get(key) === end) tails.delete(key);
-          waiting.shift()?.();
-        };
-        ends.push(end.then(ended, ended));
-      }
+      for (const message of batch.messages) ends.push((await run(String(message.key), message.value)).end);
       const { partition } = batch;
       const offset = String(Number(batch.lastOffset()) + 1);
       commits.set(
@@ -209,6 +242,58 @@ async function floorKafkajs({ topic, group, maxInFlight, tally }: Args): Promise
   return async () => {
     await Promise.all(commits.values());
     await consumer.disconnect();
+  };
+}
+
+/**
+ * The floor on @confluentinc/kafka-javascript, written as the kafkajs floor is: its native
+ * `consume(n)` loop (its `eachBatch` runs on the KafkaJS emulation, which pauses and seeks back on
+ * every pause), the same per-key promise chain and bound (a batch waits for room, so consuming goes on
+ * only while there is some), and a partition's offset committed once a batch is handled, its commits
+ * chained in order.
+ */
+async function floorConfluent({ topic, group, maxInFlight, tally }: Args): Promise<Stop> {
+  const { KafkaConsumer } = confluent();
+  const consumer = new KafkaConsumer({
+    ...confluentConfig(group),
+    'enable.auto.commit': false,
+    'auto.offset.reset': 'earliest',
+  });
+  await new Promise<void>((resolve, reject) =>
+    consumer.connect({}, (error: unknown) => (error ? reject(error) : resolve())),
+  );
+  consumer.setDefaultConsumeTimeout(100);
+  consumer.setDefaultIsTimeoutOnlyForFirstMessage(true);
+  consumer.subscribe([topic]);
+  const commits = new Map<number, Promise<void>>();
+  const run = perKeyChain(maxInFlight, tally);
+  let stopping = false;
+  const loop = (async () => {
+    while (!stopping) {
+      const messages: Array<{ partition: number; offset: number; key: Buffer; value: Buffer | null }> =
+        await new Promise((resolve, reject) =>
+          consumer.consume(1000, (error: unknown, found: never) => (error ? reject(error) : resolve(found))),
+        );
+      const byPartition = new Map<number, typeof messages>();
+      for (const m of messages) byPartition.set(m.partition, [...(byPartition.get(m.partition) ?? []), m]);
+      for (const [partition, batch] of byPartition) {
+        const ends: Promise<void>[] = [];
+        for (const message of batch) ends.push((await run(String(message.key), message.value)).end);
+        const offset = batch[batch.length - 1].offset + 1;
+        commits.set(
+          partition,
+          Promise.all([commits.get(partition), ...ends]).then(() =>
+            consumer.commit([{ topic, partition, offset }]),
+          ),
+        );
+      }
+    }
+  })();
+  return async () => {
+    stopping = true;
+    await loop;
+    await Promise.all(commits.values());
+    await new Promise((resolve) => consumer.disconnect(resolve));
   };
 }
 
@@ -253,6 +338,7 @@ const contenders: Record<string, (args: Args) => Promise<Stop>> = {
   ),
   'each-message:kafkajs': eachMessageKafkajs,
   'floor:kafkajs': floorKafkajs,
+  'floor:confluent': floorConfluent,
   'raw:kafkajs': rawKafkajs,
   'raw:platformatic': rawPlatformatic,
   'handler-only': handlerOnly,

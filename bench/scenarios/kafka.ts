@@ -7,7 +7,8 @@ import { parallelConsumerCommand } from './kafka-pc';
 import { childCommand, measure, type RunSpec } from './kafka-runs';
 
 /**
- * Kafka throughput with a 1 ms handler: keyedDispatch over kafkajs and @platformatic/kafka against what
+ * Kafka throughput with a 1 ms handler: keyedDispatch over kafkajs, @platformatic/kafka and
+ * @confluentinc/kafka-javascript against what
  * users write instead (kafkajs `eachMessage`, one message at a time per partition) and the strongest
  * peer (Confluent Parallel Consumer, Java, KEY order), at the same in-flight bound.
  */
@@ -56,6 +57,16 @@ function contenders(): Record<string, Contender> {
     all[`floor-${bound}`] = {
       label: `the floor: kafkajs \`eachBatch\` and a per-key promise chain by hand, ${bound} in flight`,
       command: [...child, 'floor:kafkajs'],
+      bound,
+    };
+    all[`confluent-${bound}`] = {
+      label: `keyedDispatch on @confluentinc/kafka-javascript, maxInFlight ${bound}`,
+      command: [...child, 'keyed-dispatch:confluent'],
+      bound,
+    };
+    all[`floor-confluent-${bound}`] = {
+      label: `the floor on @confluentinc/kafka-javascript: its native \`consume\` and a per-key promise chain by hand, ${bound} in flight`,
+      command: [...child, 'floor:confluent'],
       bound,
     };
     all[`dispatch-${bound}`] = {
@@ -171,6 +182,7 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
   }
   // The least code doing the same job on kafkajs, against the same bound and against keyedDispatch.
   const floors: string[] = [];
+  const confluentFloors: string[] = [];
   const alones: string[] = [];
   for (const b of BOUNDS) {
     const raw = series(rs, 'raw-kafkajs');
@@ -182,6 +194,9 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
     bounds.push(`the floor on kafkajs, ${b} in flight: ${ratioCell(floorOfBound)}`);
     alones.push(`maxInFlight ${b}: ${ratioCell(ratios(rs, `dispatch-${b}`, `alone-${b}`))}`);
     floors.push(`maxInFlight ${b}: ${ratioCell(oursOfFloor)}`);
+    const confluentOfFloor = ratios(rs, `confluent-${b}`, `floor-confluent-${b}`);
+    figures[`confluent-${b}.floor`] = times(median(confluentOfFloor));
+    confluentFloors.push(`maxInFlight ${b}: ${ratioCell(confluentOfFloor)}`);
   }
   const med = (id: string) => median(series(rs, id));
   const runningOf = (id: string) => Math.round(median(series(rs, id, 'running'))).toLocaleString('en-US');
@@ -229,6 +244,7 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
       ),
       `Each ÷ the sum-of-parts bound \`1/(1/raw + 1/handler alone)\`, per round (the raw client and the handler alone at the same bound): ${bounds.join('; ')}.`,
       `keyedDispatch on kafkajs ÷ the floor on kafkajs, per round: ${floors.join('; ')}. The floor is the least code that does the same job by hand: a per-key promise chain, at most the bound in flight across partitions (a batch waits for room), and a partition's offset committed once a batch is handled. It shows how far under the bound a pipeline on this client and handler stays when it does nothing else.`,
+      `keyedDispatch on @confluentinc/kafka-javascript ÷ the floor written the same way on that client (its native \`consume\` loop), per round: ${confluentFloors.join('; ')}.`,
       `keyedDispatch with no Kafka ÷ the handler alone, per round: ${alones.join('; ')}. The handler alone runs its \`maxInFlight\` timers in step, mostly waiting, with no key order to keep: its \`1/rate\` is not a cost per message that adds to the client's. A keyed pipeline with nothing else on its thread already stays this far under it.`,
       `Handlers running at once (the mean seen as each handler starts, median over rounds): ${running.join('; ')}. The in-flight bound counts a message from its delivery to its end, running or waiting behind its key; the handler alone keeps no key order and runs all of its bound. From an array the keys take turns exactly, so about one message a key is in flight. From Kafka a partition's keys take turns within it, and a partition given more of the window than it has keys has messages waiting behind them. The floor gives each freed place to the partitions' waiting batches in turn, one message each, so each partition gets as many messages as the one with the fewest keys can finish; keyedDispatch serves the partition with the fewest messages in flight first, so each has about an equal share. With about as many running, keyedDispatch with no Kafka still stays under the handler alone: on one thread the 1 ms timers fire later the more work each message brings.`,
       `A process's first, cold pass ÷ its measured pass, per run: ${colds.join('; ')}. Before the warm-ups, each run was this first pass.`,

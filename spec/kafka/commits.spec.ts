@@ -62,8 +62,11 @@ function byKey(events: Event[]): Map<string, number[]> {
   return map;
 }
 
-/** A member that finished all but k0's messages commits; the next handles k0's alone, in order. */
-async function finishedAboveCommitIsSkipped(kind: ClientAdapter): Promise<void> {
+/**
+ * A member that finished all but k0's messages commits; the next (on `next`'s client) handles k0's alone,
+ * in order.
+ */
+async function finishedAboveCommitIsSkipped(kind: ClientAdapter, next = kind): Promise<void> {
   // k0's first message never finishes, so the committed offset stays at 0 while the others finish.
   const topic = await topicWith(1, 200, 20);
   const groupId = unique('group');
@@ -71,7 +74,7 @@ async function finishedAboveCommitIsSkipped(kind: ClientAdapter): Promise<void> 
   expect(first.some((e) => e.key === 'k0')).toBe(false);
   expect((await offsets(eventTopics.client, groupId, topic)).committed.get(0)).toBe('0');
 
-  const second = await runMember(kind, groupId, topic, {}, (h) => h.length >= 10);
+  const second = await runMember(next, groupId, topic, {}, (h) => h.length >= 10);
   // Give anything that would be redelivered by mistake the time to arrive.
   await new Promise((resolve) => setTimeout(resolve, 500));
   expect(second).toEqual(Array.from({ length: 10 }, (_, seq) => ({ key: 'k0', seq })));
@@ -122,6 +125,49 @@ describe.each(ADAPTERS)('Kafka commits on $name with a real broker', (kind) => {
     subscription.unsubscribe();
     await receiver.close();
   });
+});
+
+describe.each(ADAPTERS)('A Kafka adapter on $name with a real broker', (kind) => {
+  it('rejects a commit the broker refuses, and reads a commit at offset 0 back with its metadata as written', async () => {
+    const topic = await topicWith(1, 1, 1);
+    const groupId = unique('group');
+    const adapter = kind.adapter(groupId, [topic]);
+    const assigned = deferred();
+    await adapter.start({
+      prefetch: 10,
+      batch: () => undefined,
+      revoking: async () => {},
+      assigned: (partitions) => partitions.length > 0 && assigned.resolve(),
+      failed: () => {},
+      transportFailed: () => {},
+      transportRecovered: () => {},
+    });
+    try {
+      await assigned.promise;
+      // Above the broker's offset.metadata.max.bytes (4096).
+      const tooLong = { topic, partition: 0, offset: '0', metadata: 'x'.repeat(5000) };
+      await expect(adapter.commit([tooLong])).rejects.toThrow();
+      await adapter.commit([{ topic, partition: 0, offset: '0', metadata: 'kd2:0:AQI=' }]);
+      expect(await adapter.committed([{ topic, partition: 0 }])).toEqual([
+        { topic, partition: 0, offset: '0', metadata: 'kd2:0:AQI=' },
+      ]);
+    } finally {
+      await adapter.close();
+    }
+  });
+});
+
+const confluentKind = ADAPTERS.find((a) => a.member === 'confluent');
+const onConfluent = confluentKind === undefined ? describe.skip : describe;
+onConfluent('A Kafka group whose members run on kafkajs and on @confluentinc/kafka-javascript', () => {
+  const kafkajs = ADAPTERS.find((a) => a.name === 'kafkajs') as ClientAdapter;
+  const confluent = confluentKind as ClientAdapter;
+
+  it("skips what a kafkajs member's commit metadata records as finished", () =>
+    finishedAboveCommitIsSkipped(kafkajs, confluent));
+
+  it("skips what a Confluent member's commit metadata records as finished", () =>
+    finishedAboveCommitIsSkipped(confluent, kafkajs));
 });
 
 describe('Kafka commits on kafkajs given the client, with no admin client passed', () => {

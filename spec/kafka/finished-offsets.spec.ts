@@ -17,6 +17,13 @@ describe('finished-offsets metadata', () => {
     expect(decodeFinished(metadata, '0')).toEqual(runs);
   });
 
+  it('reads metadata that librdkafka committed with its terminating NUL', () => {
+    const runs: FinishedRun[] = [{ from: 2, to: 9 }];
+    const metadata = encodeFinished(runs, DEFAULT_METADATA_MAX_BYTES, '41')!;
+    expect(decodeFinished(`${metadata}\0`, '41')).toEqual(runs);
+    expect(decodeFinished(`${metadata}\0`, '41', metadata.length)).toEqual(runs);
+  });
+
   it('stays within the size limit, keeping the lowest runs that fit', () => {
     // Every other offset finished: the worst case for runs.
     const runs: FinishedRun[] = [];

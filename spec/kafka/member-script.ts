@@ -17,7 +17,7 @@ export function buildMemberScript(out: string): string {
     platform: 'node',
     format: 'cjs',
     target: 'node22',
-    external: ['kafkajs', '@platformatic/kafka', 'rxjs'],
+    external: ['kafkajs', '@platformatic/kafka', '@confluentinc/kafka-javascript', 'rxjs'],
     tsconfig: join(__dirname, '..', '..', 'tsconfig.json'),
     logLevel: 'warning',
   });

@@ -1,7 +1,7 @@
 // One member of the scale-out spec's consumer group, run as its own process (bundled by the spec).
 // argv: client groupId topic recordFile handlerMs maxInFlight [instanceId [sessionTimeoutMs]], where client
-// is 'kafkajs', 'platformatic' (consumer protocol) or 'platformatic-classic' (classic protocol, with a 30 s
-// session timeout); with an instanceId a platformatic member joins as a static member; sessionTimeoutMs
+// is 'kafkajs', 'platformatic' (consumer protocol), 'platformatic-classic' (classic protocol, with a 30 s
+// session timeout) or 'confluent' (@confluentinc/kafka-javascript, consumer protocol); with an instanceId a platformatic member joins as a static member; sessionTimeoutMs
 // replaces the kafkajs member's 6 s.
 // Appends one line per handled message, written before the handler completes (so before its offset can be
 // committed): "key seq partition offset startMs doneMs". Tells the spec how many partitions it holds.
@@ -10,6 +10,7 @@ import { Consumer } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import { keyedDispatch } from 'keyed-dispatch';
 import {
+  confluentAdapter,
   type KafkaConsumerAdapter,
   type KafkaConsumerListener,
   type KafkaMessage,
@@ -25,6 +26,21 @@ const now = () => performance.timeOrigin + performance.now();
 const send = (message: unknown) => process.send?.(message);
 
 function clientAdapter(): KafkaConsumerAdapter {
+  if (client === 'confluent') {
+    const config = {
+      'client.id': `member-${process.pid}`,
+      'bootstrap.servers': '127.0.0.1:9092',
+      'group.id': groupId,
+      'group.protocol': 'consumer',
+      'fetch.wait.max.ms': 100,
+    };
+    return confluentAdapter({
+      client: require('@confluentinc/kafka-javascript'),
+      config,
+      topics: [topic],
+      fromBeginning: true,
+    });
+  }
   if (client === 'platformatic' || client === 'platformatic-classic') {
     const protocol =
       client === 'platformatic'

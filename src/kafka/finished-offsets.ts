@@ -74,7 +74,7 @@ export function encodeFinished(
  * The finished runs that commit metadata records above the committed `offset`, or none when it is
  * absent, longer than `maxBytes` (more than the reader would write itself), written by something else,
  * written for another offset, or malformed (then everything above the committed offset is handled again:
- * at-least-once holds). Linear in the metadata's length.
+ * at-least-once holds). A trailing NUL is not part of it. Linear in the metadata's length.
  */
 export function decodeFinished(
   metadata: string | null | undefined,
@@ -82,7 +82,10 @@ export function decodeFinished(
   maxBytes = DEFAULT_METADATA_MAX_BYTES,
 ): FinishedRun[] {
   const header = headerOf(offset);
-  if (typeof metadata !== 'string' || metadata.length > maxBytes || !metadata.startsWith(header)) return [];
+  if (typeof metadata !== 'string') return [];
+  // librdkafka (@confluentinc/kafka-javascript) commits metadata with its C string's terminating NUL.
+  if (metadata.endsWith('\0')) metadata = metadata.slice(0, -1);
+  if (metadata.length > maxBytes || !metadata.startsWith(header)) return [];
   const encoded = metadata.slice(header.length);
   const bytes = Buffer.from(encoded, 'base64');
   // Base64 as `Buffer.toString` writes it, nothing else: `Buffer.from` would skip what is not.

@@ -12,11 +12,17 @@ export type {
   TopicPartitionOffset,
 } from './adapter';
 export {
+  type ConfluentAdapterOptions,
+  type ConfluentKafkaClient,
+  confluentAdapter,
+} from './confluent-adapter';
+export {
   DEAD_LETTER_HEADERS,
   type DeadLetterToTopicOptions,
   deadLetterToTopic,
   type KafkaDeadLetter,
 } from './dead-letter-to-topic';
+export { type FromConfluentKafkaOptions, fromConfluentKafka } from './from-confluent-kafka';
 export { type FromKafkaOptions, fromKafka } from './from-kafka';
 export { type FromPlatformaticKafkaOptions, fromPlatformaticKafka } from './from-platformatic-kafka';
 export { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';

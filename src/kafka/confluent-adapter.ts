@@ -1,0 +1,333 @@
+import { booleanOption, describe } from '../validate';
+import type {
+  CommittedOffset,
+  KafkaConsumerAdapter,
+  KafkaConsumerListener,
+  TopicPartition,
+  TopicPartitionOffset,
+} from './adapter';
+import { causedBy } from './caused-by';
+import {
+  type RdKafkaAdmin,
+  RdKafkaCodes,
+  type RdKafkaConfig,
+  type RdKafkaConsumer,
+  type RdKafkaError,
+  type RdMessage,
+  type RdTopicPartition,
+} from './confluent/client';
+import { CommitOutcomes } from './confluent/commit-outcomes';
+import { byPartition } from './confluent/records';
+import { partitionFetchBytes } from './fetch-size';
+
+/**
+ * The @confluentinc/kafka-javascript module (`import * as Confluent from '@confluentinc/kafka-javascript'`),
+ * typed by the two native classes the adapter uses so the client stays an optional peer.
+ */
+export interface ConfluentKafkaClient {
+  /** The native (librdkafka) consumer class; the adapter creates its consumer with it. */
+  KafkaConsumer: {
+    /** A consumer of librdkafka's global configuration (and default topic configuration). */
+    new (config: Record<string, unknown>, topicConfig?: Record<string, unknown>): object;
+  };
+  /** The native admin client; one made from the consumer reads commit metadata back. */
+  AdminClient: {
+    /** An admin client over an existing consumer's (or producer's) connection. */
+    createFrom(client: never): object;
+  };
+}
+
+/** Options of `confluentAdapter`: the client, its configuration and the subscription. */
+export interface ConfluentAdapterOptions {
+  /** The @confluentinc/kafka-javascript module. */
+  client: ConfluentKafkaClient;
+  /**
+   * librdkafka configuration of the consumer: `'bootstrap.servers'`, `'group.id'` (required), and any
+   * other consumer property, e.g. `'group.protocol': 'consumer'` (Kafka 4+) for incremental rebalances.
+   * The adapter sets `'enable.auto.commit'` (false), `'auto.offset.reset'` (from `fromBeginning`),
+   * `'rebalance_cb'` and `'offset_commit_cb'` itself, and refuses them here. Unless set here,
+   * `'fetch.message.max.bytes'` and `'queued.min.messages'` follow the receiver's `prefetch`.
+   */
+  config: Record<string, unknown>;
+  /** Topics to subscribe to (a name starting with `^` is a regular expression, as librdkafka reads it). */
+  topics: string[];
+  /** Where a group without committed offsets starts: `true` earliest, `false` latest. Default false. */
+  fromBeginning?: boolean;
+}
+
+/** Configuration properties the adapter sets itself. */
+const OWNED_CONFIG = ['enable.auto.commit', 'auto.offset.reset', 'rebalance_cb', 'offset_commit_cb'];
+
+/**
+ * How long a `consume` call waits for its first message, in ms. The loop calls again at once, so this
+ * only bounds how soon a closing consumer's loop ends; librdkafka fetches in the background meanwhile,
+ * and serves rebalances and commit answers inside these calls.
+ */
+const CONSUME_WAIT_MS = 100;
+
+/** The pause before consuming again after a failed `consume`. */
+const RETRY_MS = 200;
+
+/** librdkafka errors that a broker outage causes. */
+const OUTAGE_CODES = new Set<unknown>([
+  -195, // ERR__TRANSPORT
+  -193, // ERR__RESOLVE
+  -187, // ERR__ALL_BROKERS_DOWN
+  RdKafkaCodes.TIMED_OUT,
+]);
+
+/** Whether `error` is one an outage causes, or one librdkafka calls retriable. */
+function causedByOutage(error: unknown): boolean {
+  return causedBy(error, (e) => {
+    const rd = e as Partial<RdKafkaError>;
+    return rd.isRetriable === true || OUTAGE_CODES.has(rd.code);
+  });
+}
+
+const toPartition = ({ topic, partition }: RdTopicPartition): TopicPartition => ({ topic, partition });
+const idOf = (p: TopicPartition) => `${p.topic}:${p.partition}`;
+
+/**
+ * Adapts @confluentinc/kafka-javascript's native consumer (librdkafka) to the receiver, creating the
+ * consumer it needs. Rebalances come to a `rebalance_cb`, whose assign or unassign librdkafka waits for:
+ * a revoke is let go only once the receiver has (running messages finished or `revokeTimeoutMs`
+ * passed, positions committed), on the classic protocol too. librdkafka pauses every assigned partition
+ * while a rebalance callback waits, so the partitions a member keeps wait for that revoke too. Fetching
+ * is librdkafka's, read by a loop of `consume(prefetch)` calls; a full partition is paused alone
+ * (librdkafka pauses per partition, and fetches it again from the last record handed over).
+ * Commits are explicit, with their metadata; each resolves once the broker answered (`offset_commit_cb`),
+ * and a refusal rejects it. Commit metadata is read back through an admin client over the consumer's
+ * connection: the consumer's own `committed` cuts the last character of metadata other clients wrote.
+ * librdkafka ends what it commits with a NUL, which every adapter's reader drops.
+ *
+ * Errors librdkafka reports (`event.error`: a broker down, say) are `'connection'` faults; fetched
+ * messages tell the broker answers again.
+ */
+export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsumerAdapter {
+  const owner = 'confluentAdapter';
+  const { client, config, topics } = options ?? ({} as ConfluentAdapterOptions);
+  if (typeof client?.KafkaConsumer !== 'function' || typeof client.AdminClient?.createFrom !== 'function') {
+    throw new TypeError(
+      `${owner}: expected \`client\` to be the @confluentinc/kafka-javascript module (with KafkaConsumer and AdminClient), got ${describe(client)}`,
+    );
+  }
+  if (!Array.isArray(topics) || topics.length === 0 || !topics.every((t) => typeof t === 'string')) {
+    throw new TypeError(
+      `${owner}: expected \`topics\` to be a non-empty array of topic names, got ${describe(topics)}`,
+    );
+  }
+  const groupId = (config as RdKafkaConfig | undefined)?.['group.id'];
+  if (typeof groupId !== 'string') {
+    throw new TypeError(
+      `${owner}: expected \`config\` to be librdkafka's consumer configuration with a string 'group.id', got ${describe(groupId)}`,
+    );
+  }
+  for (const key of OWNED_CONFIG) {
+    if (key in config) {
+      throw new TypeError(
+        `${owner}: \`config\` sets '${key}', which the adapter sets itself${key === 'auto.offset.reset' ? ' (from `fromBeginning`)' : ''}, got ${describe(config[key])}`,
+      );
+    }
+  }
+  const fromBeginning = booleanOption(owner, 'fromBeginning', options.fromBeginning, false);
+
+  /** The consumer of the current start; a start that failed leaves it for a new one. */
+  let consumer: RdKafkaConsumer | null = null;
+  let admin: RdKafkaAdmin | null = null;
+  let listener: KafkaConsumerListener | null = null;
+  /** Partitions assigned and not being revoked: only their messages are handed over. */
+  const assigned = new Set<string>();
+  const commits = new CommitOutcomes();
+  let closed = false;
+  /** The consume loop, while it runs. */
+  let consuming: Promise<void> | null = null;
+
+  const create = (prefetch: number): RdKafkaConsumer =>
+    new client.KafkaConsumer({
+      'fetch.message.max.bytes': partitionFetchBytes(prefetch),
+      'queued.min.messages': prefetch,
+      ...config,
+      'enable.auto.commit': false,
+      'auto.offset.reset': fromBeginning ? 'earliest' : 'latest',
+      rebalance_cb: (error: RdKafkaError | undefined, partitions: RdTopicPartition[]) =>
+        rebalance(error, partitions),
+      offset_commit_cb: (error: RdKafkaError | null, partitions: RdTopicPartition[]) =>
+        commits.answered(error, partitions),
+    }) as RdKafkaConsumer;
+
+  /**
+   * librdkafka waits for the assign or unassign call: a revoke's comes once the receiver let the
+   * partitions go, unless the assignment is already lost (another member has them) or the consumer
+   * closes (the receiver committed before closing).
+   */
+  function rebalance(error: RdKafkaError | undefined, partitions: RdTopicPartition[]): void {
+    const member = consumer;
+    if (member === null) return;
+    const incremental = member.rebalanceProtocol() === 'COOPERATIVE';
+    const list = partitions.map(toPartition);
+    if (error?.code === RdKafkaCodes.ASSIGN_PARTITIONS) {
+      if (incremental) member.incrementalAssign(partitions);
+      else {
+        assigned.clear();
+        member.assign(partitions);
+      }
+      for (const p of list) assigned.add(idOf(p));
+      if (!closed) listener?.assigned(list, incremental ? 'added' : 'all');
+      return;
+    }
+    if (error?.code !== RdKafkaCodes.REVOKE_PARTITIONS) {
+      if (error !== undefined) listener?.failed(error);
+      return;
+    }
+    // Stopped first, so no message of a revoked partition reaches the receiver after this.
+    if (incremental) for (const p of list) assigned.delete(idOf(p));
+    else assigned.clear();
+    const letGo = () => {
+      if (!member.isConnected()) return;
+      try {
+        if (incremental) member.incrementalUnassign(partitions);
+        else member.unassign();
+      } catch (unassignError) {
+        listener?.transportFailed('connection', unassignError);
+      }
+    };
+    if (closed || listener === null) {
+      letGo();
+      return;
+    }
+    const revoked = listener.revoking(incremental ? list : undefined);
+    if (member.assignmentLost()) letGo();
+    else void revoked.then(letGo);
+  }
+
+  /** Consumes until closed, handing each call's messages over by partition. */
+  async function consumeLoop(member: RdKafkaConsumer, to: KafkaConsumerListener): Promise<void> {
+    while (!closed) {
+      let messages: RdMessage[];
+      try {
+        messages = await new Promise<RdMessage[]>((resolve, reject) =>
+          member.consume(to.prefetch, (error, found) => (error ? reject(error) : resolve(found))),
+        );
+      } catch (error) {
+        if (closed) return;
+        to.transportFailed('fetch', error);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        continue;
+      }
+      if (closed || messages.length === 0) continue;
+      to.transportRecovered();
+      // A full partition's wait for room is not awaited: librdkafka fetches in its own threads and pauses
+      // that partition alone, so consuming on serves the others (and the commit answers) at once, where
+      // waiting would leave partitions not yet handed over unfetched behind it.
+      for (const { topic, partition, records, last } of byPartition(messages, (topic, partition) =>
+        assigned.has(`${topic}:${partition}`),
+      ).values()) {
+        to.batch(topic, partition, records, behind(member, topic, partition, last));
+      }
+    }
+  }
+
+  return {
+    async start(to: KafkaConsumerListener) {
+      listener = to;
+      const member = create(to.prefetch);
+      consumer = member;
+      member.on('event.error', (error) => {
+        if (!closed) to.transportFailed('connection', error);
+      });
+      try {
+        await new Promise<void>((resolve, reject) =>
+          member.connect({}, (error) => (error ? reject(error) : resolve())),
+        );
+      } catch (error) {
+        consumer = null;
+        throw error;
+      }
+      admin = client.AdminClient.createFrom(member as never) as RdKafkaAdmin;
+      member.setDefaultConsumeTimeout(CONSUME_WAIT_MS);
+      member.setDefaultIsTimeoutOnlyForFirstMessage(true);
+      if (closed) return disconnect(member);
+      member.subscribe(topics);
+      consuming = consumeLoop(member, to);
+    },
+    isOutage: causedByOutage,
+    pause(partitions) {
+      call((member) => member.pause(partitions.map(toPartition)));
+    },
+    resume(partitions) {
+      call((member) => member.resume(partitions.map(toPartition)));
+    },
+    commit(offsets: readonly TopicPartitionOffset[]) {
+      const member = consumer;
+      if (member === null) return Promise.resolve();
+      return commits.commit(() =>
+        member.commit(
+          offsets.map(({ topic, partition, offset, metadata }) => ({
+            topic,
+            partition,
+            offset: Number(offset),
+            ...(metadata !== undefined && { metadata }),
+          })),
+        ),
+      );
+    },
+    async committed(partitions) {
+      if (admin === null) throw new Error(`${owner}: committed() before start()`);
+      const reader = admin;
+      const [group] = await new Promise<Array<{ error?: RdKafkaError; partitions: RdTopicPartition[] }>>(
+        (resolve, reject) =>
+          reader.listConsumerGroupOffsets(
+            [{ groupId, partitions: partitions.map(toPartition) }],
+            {},
+            (error, result) => (error ? reject(error) : resolve(result)),
+          ),
+      );
+      if (group?.error) throw group.error;
+      const found = new Map((group?.partitions ?? []).map((p) => [idOf(p), p]));
+      return partitions.map(({ topic, partition }): CommittedOffset => {
+        const p = found.get(idOf({ topic, partition }));
+        // librdkafka reports "no committed offset" as -1 (or -1001, its invalid offset).
+        const offset = p?.offset === undefined || p.offset < 0 ? null : String(p.offset);
+        return { topic, partition, offset, metadata: offset === null ? null : (p?.metadata ?? null) };
+      });
+    },
+    async close() {
+      closed = true;
+      await consuming;
+      const member = consumer;
+      if (member !== null) await disconnect(member);
+      commits.abandon(new Error(`${owner}: the consumer closed before the broker answered the commit`));
+    },
+  };
+
+  /**
+   * Pause and resume throw once the consumer is disconnected, or for a partition no longer assigned:
+   * nothing of it is fetched then.
+   */
+  function call(action: (member: RdKafkaConsumer) => void): void {
+    if (consumer === null || !consumer.isConnected()) return;
+    try {
+      action(consumer);
+    } catch {
+      // Nothing to pause or resume.
+    }
+  }
+}
+
+/** Whether the partition holds records past `last` (its high watermark as the last fetch told it). */
+function behind(member: RdKafkaConsumer, topic: string, partition: number, last: number): boolean {
+  try {
+    return member.getWatermarkOffsets(topic, partition).highOffset > last + 1;
+  } catch {
+    return false;
+  }
+}
+
+/** Leaves the group (the revoke it brings is let go at once) and closes the connections. */
+function disconnect(member: RdKafkaConsumer): Promise<void> {
+  if (!member.isConnected()) return Promise.resolve();
+  member.unsubscribe();
+  return new Promise<void>((resolve, reject) =>
+    member.disconnect((error) => (error ? reject(error) : resolve())),
+  );
+}
