@@ -1,6 +1,6 @@
 import type { LaneSet } from './engine/lane-set';
 import { sharedSlot } from './internal/shared-slot';
-import type { TransportOperation } from './transport-fault';
+import type { TransportFault, TransportOperation } from './transport-fault';
 
 /** Transport failures a receiver survived, by what failed. */
 export type TransportFaultCounts = Readonly<Record<TransportOperation, number>>;
@@ -21,6 +21,8 @@ export interface DispatchSnapshot {
   readonly settled: number;
   /** Messages settled as failed or dead-lettered: a failure policy gave up on them, or none handled the failure. */
   readonly failed: number;
+  /** Of `failed`, the messages the failure policy's `deadLetter` took. */
+  readonly deadLettered: number;
   /**
    * Failed attempts: each time a message's handler (or its key selector) failed, whether it was retried
    * or not; a message that failed twice and then succeeded counts 2, a failed batch 1.
@@ -39,6 +41,29 @@ export interface DispatchSnapshot {
    * failed; all 0 for sources that report none.
    */
   readonly transportFaults: TransportFaultCounts;
+  /** The last message settled as failed or dead-lettered, or null: one slot, replaced by each. */
+  readonly lastFailure: MessageFailure | null;
+  /** The last transport failure the receiver survived, or null: one slot, replaced by each. */
+  readonly lastTransportFault: TransportFaultSeen | null;
+}
+
+/** A message settled as failed or dead-lettered, in `DispatchSnapshot.lastFailure`. */
+export interface MessageFailure {
+  /** What its handler threw, or its key selector (the error a failure policy gave up on). */
+  readonly error: unknown;
+  /** Its key; undefined when the key selector failed. */
+  readonly key: unknown;
+  /** Where it came from, when its receiver says (`topic 'orders' partition 3 offset 1234`). */
+  readonly source: string | undefined;
+  readonly outcome: 'failed' | 'dead-lettered';
+  /** When it settled, in ms since the epoch. */
+  readonly time: number;
+}
+
+/** A transport fault, with when it happened, in `DispatchSnapshot.lastTransportFault`. */
+export interface TransportFaultSeen extends TransportFault {
+  /** When the receiver reported it, in ms since the epoch. */
+  readonly time: number;
 }
 
 /**
@@ -60,6 +85,12 @@ export interface DispatchCounters {
   backlogOf(key: unknown): number;
   /** The `n` keys with the most unfinished messages (parked ones included), largest first. */
   hotKeys(n: number): HotKey[];
+  /**
+   * The messages in the window (running, waiting out a retry, queued in their key's mailbox): the oldest
+   * unfinished message is one of them, as a key's parked messages came after its admitted ones and the
+   * overflow after all.
+   */
+  windowMessages(): unknown[];
 }
 
 /** A key with unfinished messages, in `hotKeys`. */
@@ -86,12 +117,15 @@ const none: DispatchSnapshot = {
   admitted: 0,
   settled: 0,
   failed: 0,
+  deadLettered: 0,
   failedAttempts: 0,
   overflow: 0,
   parked: 0,
   maxPerKey: 0,
   maxParked: 0,
   transportFaults: { fetch: 0, commit: 0, heartbeat: 0, connection: 0 },
+  lastFailure: null,
+  lastTransportFault: null,
 };
 
 /** What a dispatcher tells its stats object while it runs; kept off the public classes. */

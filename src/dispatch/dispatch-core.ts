@@ -17,7 +17,14 @@ import {
   type ReceiverSink,
   type Settlement,
 } from '../receiver';
-import { type DispatchCounters, type DispatchSnapshot, type HotKey, statsLink } from '../stats';
+import {
+  type DispatchCounters,
+  type DispatchSnapshot,
+  type HotKey,
+  type MessageFailure,
+  statsLink,
+  type TransportFaultSeen,
+} from '../stats';
 import type { TransportFault } from '../transport-fault';
 import { hottest, type Routed, type Router } from './router';
 
@@ -85,7 +92,11 @@ export class DispatchCore<T, K, R>
   private admitted = 0;
   private settled = 0;
   private failedCount = 0;
+  private deadLettered = 0;
   private failedAttempts = 0;
+  /** The last failure of each kind: one slot each, written only when something fails. */
+  private lastFailure: MessageFailure | null = null;
+  private lastTransportFault: TransportFaultSeen | null = null;
   private maxInFlightSeen = 0;
   private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
   /** What the key selector threw last: read right after `callUser` answers `THREW`. */
@@ -211,6 +222,7 @@ export class DispatchCore<T, K, R>
 
   transportFault(fault: TransportFault): void {
     this.transportFaults[fault.operation]++;
+    this.lastTransportFault = { ...fault, time: Date.now() };
   }
 
   complete(): void {
@@ -409,6 +421,8 @@ export class DispatchCore<T, K, R>
     this.inFlight--;
     this.failedCount++;
     if (isGaveUp(error)) {
+      if (error.deadLettered) this.deadLettered++;
+      this.noteFailure(message, key, error.cause, error.deadLettered ? 'dead-lettered' : 'failed');
       this.settle(message, error.deadLettered ? 'dead-lettered' : 'failed', error.cause);
       this.leftWindow(key);
       return;
@@ -416,8 +430,21 @@ export class DispatchCore<T, K, R>
     // Without a policy, the handler's own failure; with one, the policy failed (its dead letter threw).
     if (!this.hasPolicy) this.failedAttempts++;
     const failure = this.messageFailure(message, isKeyFailure(key) ? undefined : key, error);
+    this.noteFailure(message, key, error, 'failed');
     this.settle(message, 'failed', error);
     this.terminate(failure);
+  }
+
+  private noteFailure(message: T, key: K, error: unknown, outcome: MessageFailure['outcome']): void {
+    // A key selector's failure is routed under a `KeyFailure` key, which holds that error.
+    const failedKey = isKeyFailure(key);
+    this.lastFailure = {
+      error: failedKey ? (key as KeyFailure).error : error,
+      key: failedKey ? undefined : key,
+      source: this.sourceOf(message),
+      outcome,
+      time: Date.now(),
+    };
   }
 
   /**
@@ -563,10 +590,14 @@ export class DispatchCore<T, K, R>
    * whoever stops this dispatcher can report what is left for redelivery.
    */
   unfinished(): T[] {
-    const messages = this.router.unfinished();
+    const messages = this.windowMessages();
     for (const queue of this.parked.values()) for (const m of queue.toArray()) messages.push(m);
     for (const m of this.overflow.toArray()) messages.push(m);
     return messages;
+  }
+
+  windowMessages(): T[] {
+    return this.router.unfinished();
   }
 
   // DispatchCounters
@@ -579,12 +610,15 @@ export class DispatchCore<T, K, R>
       admitted: this.admitted,
       settled: this.settled,
       failed: this.failedCount,
+      deadLettered: this.deadLettered,
       failedAttempts: this.failedAttempts,
       overflow: this.overflow.size,
       parked: this.parkedCount,
       maxPerKey: this.options.maxPerKey,
       maxParked: this.options.maxParked,
       transportFaults: { ...this.transportFaults },
+      lastFailure: this.lastFailure,
+      lastTransportFault: this.lastTransportFault,
     };
   }
 
