@@ -92,6 +92,6 @@ figcaption b { font-weight: 600; margin-right: auto; }
 .last-error { margin: -4px 0 12px; color: var(--muted); overflow-wrap: anywhere; }
 .last-error b { color: var(--ink); font-weight: 600; }
 .last-error .error-text { color: var(--bad); font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; }
-.tables .transport { grid-column: 1 / -1; }
-.transport th.num { width: 84px; }
+.transport { margin-top: 12px; }
+.transport .wrap { width: 100%; }
 `;

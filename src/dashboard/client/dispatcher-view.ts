@@ -26,7 +26,12 @@ export class DispatcherView {
   private readonly lastError = new LastError();
   private readonly transport = new TransportPanel();
 
-  constructor(name: string, id: string, historyMs: number, periodMs: number) {
+  constructor(
+    name: string,
+    id: string,
+    historyMs: number,
+    private readonly periodMs: number,
+  ) {
     this.throughput = new LineChart(
       'Throughput /s',
       [
@@ -113,8 +118,8 @@ export class DispatcherView {
           ),
           this.lanes,
         ),
-        this.transport.element,
       ),
+      this.transport.element,
     );
   }
 
@@ -145,11 +150,17 @@ export class DispatcherView {
     this.showLanes(frame);
   }
 
-  /** How long the oldest message in flight has been unfinished; `≥` when it was before the page could see. */
+  /**
+   * How long the oldest message in flight has been unfinished: `≥` when it was already at the first
+   * reading (it may be much older), `<` a period when each reading finds only messages newer than the last.
+   */
   private showOldest(frame: DispatcherFrame): void {
     const value = this.facts.get('oldestUnfinished') as HTMLElement;
     const oldest = frame.oldestUnfinished;
-    setText(value, oldest === null ? '–' : `${oldest.atLeast ? '≥ ' : ''}${age(oldest.ageMs)}`);
+    let text = '–';
+    if (oldest?.atLeast) text = `≥ ${age(oldest.ageMs)}`;
+    else if (oldest !== null) text = oldest.ageMs === 0 ? `< ${age(this.periodMs)}` : age(oldest.ageMs);
+    setText(value, text);
     value.dataset.value = oldest === null ? '' : String(oldest.ageMs);
   }
 

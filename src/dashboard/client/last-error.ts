@@ -3,14 +3,16 @@ import type { ErrorShown } from '../frame';
 import { el, setText } from './dom';
 import { clock } from './format';
 
+const NONE = 'last error: none';
+
 /** The last message settled as failed or dead-lettered: its error's text, its key and source, when. */
 export class LastError {
-  readonly element = el('div', { class: 'last-error' }, 'no error');
+  readonly element = el('div', { class: 'last-error' }, NONE);
   private shown: ErrorShown | null = null;
 
   update(error: ErrorShown | null): void {
     if (error === null) {
-      setText(this.element, 'no error');
+      setText(this.element, NONE);
       return;
     }
     // Rebuilt only when another error came: the text stays selectable between updates.

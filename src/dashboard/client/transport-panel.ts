@@ -7,6 +7,8 @@ import { clock, count } from './format';
 interface Column {
   readonly label: string;
   readonly numeric?: boolean;
+  /** Long text (an error) that wraps; other cells stay on one line. */
+  readonly wraps?: boolean;
   readonly cell: (row: TransportRow) => string;
   /** Shown in the red of failures when true. */
   readonly fault?: (row: TransportRow) => boolean;
@@ -27,7 +29,7 @@ const COLUMNS: readonly Column[] = [
   faults('heartbeat'),
   faults('connection'),
   { label: 'last fault at', cell: (row) => (row.lastFault === null ? '' : clock(row.lastFault.time)) },
-  { label: 'last fault', cell: (row) => row.lastFault?.text ?? '' },
+  { label: 'last fault', wraps: true, cell: (row) => row.lastFault?.text ?? '' },
 ];
 
 /** The receiver's transport: a row per source it reports, with its faults by operation and the last one. */
@@ -52,8 +54,12 @@ export class TransportPanel {
         'tr',
         {},
         ...COLUMNS.map((column) => {
-          const classes = [column.numeric ? 'num' : 'wrap', column.fault?.(row) ? 'fault' : ''];
-          return el('td', { class: classes.join(' ').trim() }, column.cell(row));
+          const classes = [
+            column.numeric ? 'num' : '',
+            column.wraps ? 'wrap' : '',
+            column.fault?.(row) ? 'fault' : '',
+          ];
+          return el('td', { class: classes.filter((c) => c !== '').join(' ') }, column.cell(row));
         }),
       ),
     );
