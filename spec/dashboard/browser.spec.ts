@@ -400,7 +400,7 @@ if (browserPath === undefined && process.env.CI) {
       // The first reading finds the stuck message: its age counts from then.
       const firstRead = Date.now();
       expect(payments.read().oldestUnfinished).toEqual({ ageMs: 0, atLeast: true });
-      // Handlers timed in some periods only: a handler of 20 ms every 3 periods.
+      // Handlers timed in some periods only: a handler of 20 ms every other period.
       const sparse = new DispatchMetrics({ sampleEvery: 1 });
       const sparseBus = new LocalBus<Order>();
       subscriptions.push(
@@ -410,7 +410,7 @@ if (browserPath === undefined && process.env.CI) {
           .subscribe(),
       );
       let sent = 0;
-      const trickle = setInterval(() => void sparseBus.send({ account: 'a', seq: sent++ }), 3 * PERIOD_MS);
+      const trickle = setInterval(() => void sparseBus.send({ account: 'a', seq: sent++ }), 2 * PERIOD_MS);
       const served = await serveDashboard({
         sources: { payments, sparse, orders: running.orders },
         periodMs: PERIOD_MS,
