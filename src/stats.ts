@@ -55,6 +55,7 @@ export interface MessageFailure {
   readonly key: unknown;
   /** Where it came from, when its receiver says (`topic 'orders' partition 3 offset 1234`). */
   readonly source: string | undefined;
+  /** How it settled: `dead-lettered` when the failure policy's `deadLetter` took it. */
   readonly outcome: 'failed' | 'dead-lettered';
   /** When it settled, in ms since the epoch. */
   readonly time: number;
