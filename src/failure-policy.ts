@@ -115,8 +115,11 @@ export interface RetryPolicyOptions<T, K> {
 export interface PolicyHost<T> {
   /** Where `message` came from, as its receiver describes it; undefined when it does not say. */
   sourceOf(message: T): string | undefined;
-  /** An attempt failed (or a key selector did): counted in the stats. */
-  failedAttempt(): void;
+  /**
+   * An attempt at `messages` failed (a message's, a batch's, or a key selector's): counted once in the
+   * stats; a health check reads it as progress of those messages (see `HealthCheck`).
+   */
+  failedAttempt(messages: readonly T[]): void;
 }
 
 /** A handler as a dispatcher calls it: of one message, or of a batch when `T` is an array. */
@@ -327,7 +330,7 @@ export function retryPolicy<T, K>(options: RetryPolicyOptions<T, K> = {}): Failu
     };
     const batchHost: PolicyHost<T[]> = {
       sourceOf: (batch) => host.sourceOf(batch[0] as T),
-      failedAttempt: () => host.failedAttempt(),
+      failedAttempt: ([batch]) => host.failedAttempt(batch as T[]),
     };
     const attempts = (
       batch: T[],
@@ -519,7 +522,7 @@ class Attempts<T, K, R> {
 
   /** Counts a failed attempt and tells `onFailure`, whose own failure is ignored. */
   private report(error: unknown, retryInMs: number | undefined): void {
-    this.host.failedAttempt();
+    this.host.failedAttempt([this.message]);
     const onFailure = this.policy.onFailure;
     if (onFailure === undefined) return;
     const key: unknown = this.context.key;

@@ -10,6 +10,17 @@ export {
   type RetryPolicyOptions,
   retryPolicy,
 } from './failure-policy';
+export {
+  type DispatcherHealth,
+  HealthCheck,
+  type HealthOptions,
+  type HealthProblem,
+  type HealthReason,
+  type HealthReport,
+  type HealthSource,
+  type HealthSources,
+  type HealthStatus,
+} from './health';
 export { keyedBatchDispatch } from './keyed-batch-dispatch';
 export { keyedDispatch } from './keyed-dispatch';
 export { MessageError } from './message-error';

@@ -50,6 +50,8 @@ export interface ReceiverSink<T> {
    * Optional for other sinks.
    */
   transportFault?(fault: TransportFault): void;
+  /** The transport answered again after `transportFault`s: the failing streak is over. Optional. */
+  transportRecovered?(): void;
 }
 
 /** A receiver's side of one subscription. */
@@ -87,6 +89,11 @@ export interface ReceiverSession<T> {
    * 'orders' entry 1700000000000-0`. Never throws. Optional.
    */
   describe?(message: T): string;
+  /**
+   * Why the transport cannot take work now (`'the consumer has not joined its group yet'`), or
+   * undefined when it can: asked by health checks, never on the message path. Optional.
+   */
+  notReadyBecause?(): string | undefined;
   /**
    * Stops delivery and keeps the transport open, so that the messages delivered before can still settle
    * and be acknowledged; `cancel` closes it afterwards. A graceful stop calls it, drains, then cancels.

@@ -1,4 +1,5 @@
 import type { LaneSet } from './engine/lane-set';
+import { type EndingRecord, endedFacts, type HealthFacts } from './health/facts';
 import { sharedSlot } from './internal/shared-slot';
 import type { TransportFault, TransportOperation } from './transport-fault';
 
@@ -75,8 +76,8 @@ export function intakeBatch(maxInFlight: number): number {
   return Math.max(1, Math.floor(maxInFlight / 16));
 }
 
-/** What a running dispatcher offers its stats object. */
-export interface DispatchCounters {
+/** What a running dispatcher offers its stats object (and, through it, health checks). */
+export interface DispatchCounters extends HealthFacts {
   /** The lanes on this thread the dispatcher's handlers run on, which metrics measure; null on thread lanes. */
   readonly localLanes: LaneSet | null;
   /** Reports handler runs that hold their lane `thresholdMs` or longer, on either kind of lane; returns the function that stops it. */
@@ -137,6 +138,8 @@ export interface StatsLink {
   attach(source: DispatchCounters): void;
   /** The dispatcher ended; false when `source` was not the one attached. */
   detach(source: DispatchCounters): boolean;
+  /** The dispatcher's health facts: live while it runs, final once it ended; null before it started. */
+  facts(): HealthFacts | null;
 }
 
 /**
@@ -172,6 +175,8 @@ export class DispatchStats {
   #source: DispatchCounters | null = null;
   /** The values at the end of the last subscription. */
   #final: DispatchSnapshot = none;
+  /** How the last subscription ended; null before the first. */
+  #finalEnd: EndingRecord | null = null;
 
   constructor() {
     linkStats(this, {
@@ -179,9 +184,11 @@ export class DispatchStats {
       attach: (source) => {
         this.#source = source;
       },
+      facts: () => this.#source ?? (this.#finalEnd && endedFacts(this.#finalEnd)),
       detach: (source) => {
         if (this.#source !== source) return false;
         this.#final = source.snapshot();
+        this.#finalEnd = source.end;
         this.#source = null;
         return true;
       },

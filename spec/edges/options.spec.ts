@@ -10,7 +10,7 @@ import {
   ThreadExecutor,
 } from 'keyed-dispatch';
 import { serveDashboard } from 'keyed-dispatch/dashboard';
-import { fromKafka, fromPlatformaticKafka, keyedProducer } from 'keyed-dispatch/kafka';
+import { deadLetterToTopic, fromKafka, fromPlatformaticKafka, keyedProducer } from 'keyed-dispatch/kafka';
 import { fromJetStream } from 'keyed-dispatch/nats';
 import { exportToOpenTelemetry } from 'keyed-dispatch/otel';
 import { exportToPrometheus } from 'keyed-dispatch/prometheus';
@@ -106,6 +106,7 @@ describe('option validation', () => {
       'partitioner',
       () => keyedProducer({} as never, { topic: 't', key, partitioner: 1 } as never),
     ],
+    ['deadLetterToTopic', 'headers', () => deadLetterToTopic({} as never, 't', { headers: {} } as never)],
   ])('%s rejects `%s`, an option it does not have, when called', (owner, name, make) => {
     expect(make).toThrow(`${owner}: unknown option \`${name}\``);
   });
@@ -117,6 +118,31 @@ describe('option validation', () => {
     expect(() => fromKafka({ ...client, topics: ['t'] } as never)).toThrow(
       `fromKafka: expected one of \`kafka\` (a kafkajs Kafka client, with \`group\`) or \`consumer\` (a kafkajs Consumer), ${got}`,
     );
+  });
+
+  it.each([
+    [
+      'a producer without `send`',
+      () => deadLetterToTopic({} as never, 't'),
+      '`producer` to be a kafkajs or @platformatic/kafka producer (with a `send` method), got an object (object)',
+    ],
+    [
+      'an empty topic',
+      () => deadLetterToTopic({ send: async () => {} }, ''),
+      "`topic` to be a non-empty string, got '' (string)",
+    ],
+    [
+      '`maxErrorLength` 0',
+      () => deadLetterToTopic({ send: async () => {} }, 't', { maxErrorLength: 0 }),
+      '`maxErrorLength`',
+    ],
+    [
+      'a producer that is a number',
+      () => keyedProducer(1 as never, { topic: 't', key: String }),
+      'keyedProducer: expected `producer`',
+    ],
+  ])('deadLetterToTopic and keyedProducer refuse %s when called, naming it', (_what, make, message) => {
+    expect(make).toThrow(message);
   });
 
   it('fromKafka refuses a `kafka` client without a `group` naming its `groupId`', () => {

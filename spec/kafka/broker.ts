@@ -46,15 +46,27 @@ export function unique(prefix: string): string {
 }
 
 /**
- * Creates `topic` and returns once every partition has a leader. kafkajs's own wait for leaders gives up
+ * Creates `topic` (with `configs`, topic settings by name, where given) and returns once every partition has a leader. kafkajs's own wait for leaders gives up
  * when the broker, busy, still calls the topic unknown just after creating it; this one asks again.
  */
-export async function createTopic(client: Kafka, topic: string, partitions: number): Promise<void> {
+export async function createTopic(
+  client: Kafka,
+  topic: string,
+  partitions: number,
+  configs: Record<string, string> = {},
+): Promise<void> {
   const admin = client.admin();
   await admin.connect();
   try {
     await admin.createTopics({
-      topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }],
+      topics: [
+        {
+          topic,
+          numPartitions: partitions,
+          replicationFactor: 1,
+          configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })),
+        },
+      ],
       waitForLeaders: false,
     });
     const led = await within(30_000, async () => {
@@ -118,6 +130,21 @@ export async function offsets(
       committed: new Map(group.partitions.map((p) => [p.partition, p.offset])),
       end: new Map(ends.map((p) => [p.partition, p.high])),
     };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * How many members the group `groupId` has now, as the classic protocol's DescribeGroups tells (a group
+ * of the consumer protocol reads as none).
+ */
+export async function groupMembers(client: Kafka, groupId: string): Promise<number> {
+  const admin = client.admin();
+  await admin.connect();
+  try {
+    const { groups } = await retried(() => admin.describeGroups([groupId]));
+    return groups[0]?.members.length ?? 0;
   } finally {
     await admin.disconnect();
   }

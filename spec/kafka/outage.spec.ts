@@ -8,7 +8,16 @@ import {
 } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
 import { ADAPTERS, type ClientAdapter } from './adapters';
-import { brokerScript, ensureBroker, kafka, offsets, QUICK_GROUP, unique, within } from './broker';
+import {
+  brokerScript,
+  ensureBroker,
+  groupMembers,
+  kafka,
+  offsets,
+  QUICK_GROUP,
+  unique,
+  within,
+} from './broker';
 import { useEventTopics } from './events';
 
 jest.setTimeout(300_000);
@@ -164,6 +173,12 @@ describe('Kafka while the broker is down, on every client set-up at once', () =>
         expect(unfinished).toEqual([]);
       }
       expect(ended(patients)).toEqual(patients.map(({ name }) => [name, false, undefined]));
+      // Seconds after the leavers closed, a restart their client had under way when they did has not
+      // brought any of them back into its group.
+      const members = await Promise.all(
+        setUps.map(async (s) => [s.name, await groupMembers(eventTopics.client, s.leaving.groupId)]),
+      );
+      expect(members).toEqual(setUps.map((s) => [s.name, 0]));
     } finally {
       await Promise.all(all.map((m) => m.receiver.close()));
       await Promise.all(all.map((m) => m.output));

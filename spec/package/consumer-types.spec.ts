@@ -76,8 +76,9 @@ export const exporters = [exportToOpenTelemetry, exportToPrometheus];
 
 /** The Kafka subpath: records in, records out, read and written as bytes without Node's \`Buffer\`. */
 const KAFKA = `
-import { keyedDispatch } from 'keyed-dispatch';
+import { keyedDispatch, retryPolicy } from 'keyed-dispatch';
 import {
+  deadLetterToTopic,
   fromKafka,
   type KafkaBytes,
   type KafkaJsProducer,
@@ -113,6 +114,13 @@ export const out = keyedProducer(producer, {
   headers: () => ({ trace: new Uint8Array([1]), hops: [new Uint8Array([2]), 'b'] }),
 });
 export const explicit = keyedProducer<{ id: string }>(producer, { topic: 'billed', key: (m) => m.id });
+export const parked = orders.pipe(
+  keyedDispatch({
+    key: kafkaKey,
+    handle: (m: KafkaMessage) => [m.offset],
+    failurePolicy: retryPolicy({ maxAttempts: 2, deadLetter: deadLetterToTopic(producer, 'orders.dlt') }),
+  }),
+);
 `;
 
 /**
@@ -120,9 +128,16 @@ export const explicit = keyedProducer<{ id: string }>(producer, { topic: 'billed
  * kafkajs or @platformatic/kafka user has): their own consumers and producer must fit.
  */
 const KAFKA_CLIENTS = `
-import { Consumer } from '@platformatic/kafka';
+import { Consumer, Producer } from '@platformatic/kafka';
 import { Kafka } from 'kafkajs';
-import { fromKafka, fromPlatformaticKafka, kafkajsAdapter, keyedProducer, platformaticAdapter } from 'keyed-dispatch/kafka';
+import {
+  deadLetterToTopic,
+  fromKafka,
+  fromPlatformaticKafka,
+  kafkajsAdapter,
+  keyedProducer,
+  platformaticAdapter,
+} from 'keyed-dispatch/kafka';
 import { map } from 'rxjs';
 
 const kafka = new Kafka({ brokers: ['127.0.0.1:9092'] });
@@ -146,6 +161,9 @@ export const read = kafkajs.pipe(map((m) => (m.value === null ? null : Buffer.fr
 const consumer = new Consumer({ clientId: 'c', bootstrapBrokers: ['127.0.0.1:9092'], groupId: 'g' });
 export const platformatic = fromPlatformaticKafka({ consumer, topics: ['t'] });
 export const platformaticOwn = platformaticAdapter(consumer, { topics: ['t'] });
+const platformaticProducer = new Producer({ clientId: 'p', bootstrapBrokers: ['127.0.0.1:9092'] });
+export const platformaticKeyed = keyedProducer(platformaticProducer, { topic: 't', key: (m: { id: string }) => m.id });
+export const deadLetters = [deadLetterToTopic(platformaticProducer, 'dlt'), deadLetterToTopic(kafka.producer(), 'dlt')];
 `;
 
 const COMPILERS = [

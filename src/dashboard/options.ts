@@ -1,3 +1,4 @@
+import type { HealthOptions } from '../health/health-check';
 import { describe, integerOption, optionsObject } from '../validate';
 import type { DashboardSources } from './sources';
 
@@ -33,10 +34,15 @@ export interface DashboardOptions {
    * 10,000. Default 16.
    */
   maxEventStreams?: number;
+  /** The bounds of `/livez` and `/readyz` (see `HealthCheck`). Default: `HealthCheck`'s defaults. */
+  health?: HealthOptions;
 }
 
 /** The options, checked, with their defaults. */
-export type ResolvedDashboardOptions = Required<Omit<DashboardOptions, 'token'>> & { token?: string };
+export type ResolvedDashboardOptions = Required<Omit<DashboardOptions, 'token' | 'health'>> & {
+  token?: string;
+  health?: HealthOptions;
+};
 
 const NAMES = [
   'sources',
@@ -46,6 +52,7 @@ const NAMES = [
   'token',
   'periodMs',
   'maxEventStreams',
+  'health',
 ] satisfies Array<keyof DashboardOptions>;
 
 /** A host name as `allowedHosts` takes it: dot-separated labels of letters, digits, `-` and `_`. */
@@ -66,6 +73,7 @@ export function dashboardOptions(options: DashboardOptions): ResolvedDashboardOp
   }
   return {
     sources: options.sources,
+    health: options.health,
     port: integerOption('serveDashboard', 'port', options.port, 0, 0, 65_535),
     host,
     allowedHosts: allowedHosts(options.allowedHosts),

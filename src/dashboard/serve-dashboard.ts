@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { OutgoingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HealthCheck } from '../health/health-check';
 import { CONTENT_TYPE } from '../prometheus/text-format';
 import { authorized } from './auth';
 import { clientScript } from './client-script';
+import { probeAnswer } from './health-endpoint';
 import { hostCheck } from './host-check';
 import { LiveFeed } from './live-feed';
 import { MetricsEndpoint } from './metrics-endpoint';
@@ -28,7 +30,8 @@ const COMMON_HEADERS: OutgoingHttpHeaders = {
 
 /**
  * Serves a live dashboard of dispatchers over HTTP (Node's `http`): `GET /` the page, `GET /events` its
- * Server-Sent Events, `GET /metrics` the Prometheus text format. Read-only: nothing on it acts on a
+ * Server-Sent Events, `GET /metrics` the Prometheus text format, `GET /livez` and `GET /readyz` the
+ * sources' health for probes (200 or 503 with the reasons as JSON, see `HealthCheck`). Read-only: nothing on it acts on a
  * dispatcher. The dispatchers are read only while a page is connected (and on each `/metrics` request).
  */
 export async function serveDashboard(options: DashboardOptions): Promise<Dashboard> {
@@ -40,8 +43,10 @@ export async function serveDashboard(options: DashboardOptions): Promise<Dashboa
     token,
     periodMs,
     maxEventStreams,
+    health,
   } = dashboardOptions(options);
   const sources = namedMetrics(given);
+  const healthCheck = new HealthCheck(given, health);
 
   // Run from the sources, the page's script is bundled now: bundling blocks the event loop, which is
   // better done before traffic than on the first page.
@@ -84,6 +89,11 @@ export async function serveDashboard(options: DashboardOptions): Promise<Dashboa
         return feed.add(response);
       case '/metrics':
         return send(200, CONTENT_TYPE, endpoint.text());
+      case '/livez':
+      case '/readyz': {
+        const answer = probeAnswer(healthCheck, url.pathname === '/livez' ? 'live' : 'ready');
+        return send(answer.status, 'application/json', answer.body);
+      }
       case '/favicon.ico':
         return send(204, 'text/plain', '');
       default:

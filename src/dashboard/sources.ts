@@ -1,6 +1,7 @@
 import type { DispatchMetrics } from '../metrics';
 import { isDispatchMetrics } from '../metrics/is-metrics';
 import type { DispatchRuntime } from '../runtime';
+import { isDispatchRuntime as isRuntime } from '../runtime/is-runtime';
 import { describe } from '../validate';
 
 /** A dispatcher's metrics, or a runtime whose components with a `DispatchMetrics` each show by name. */
@@ -63,13 +64,4 @@ function ofRuntime(runtime: DispatchRuntime, prefix: string): NamedMetrics[] {
     if (isDispatchMetrics(stats)) named.push({ name: `${prefix}${name}`, metrics: stats });
   }
   return named;
-}
-
-/** A `DispatchRuntime`, told by its method (see `isDispatchMetrics` for why not `instanceof`). */
-function isRuntime(value: unknown): value is DispatchRuntime {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Partial<DispatchRuntime>).componentStats === 'function'
-  );
 }

@@ -2,6 +2,7 @@ import { asapScheduler, type Observable, type Observer, type Subscriber, Subscri
 import type { LaneLoop } from '../engine/lane-loop';
 import type { LaneSet } from '../engine/lane-set';
 import { type FailurePolicy, isGaveUp, type PolicyHost } from '../failure-policy';
+import type { EndingRecord } from '../health/facts';
 import { callUser, THREW } from '../internal/call-user';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
@@ -99,6 +100,11 @@ export class DispatchCore<T, K, R>
   private lastTransportFault: TransportFaultSeen | null = null;
   private maxInFlightSeen = 0;
   private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
+  // Read by health checks (see `HealthFacts`), kept off the message path.
+  unansweredFault: TransportFault | null = null;
+  readonly end: EndingRecord = { ending: null };
+  /** When an attempt at a message last failed: a retry is progress. Objects only (a WeakMap's keys). */
+  private readonly lastFailures = new WeakMap<object, number>();
   /** What the key selector threw last: read right after `callUser` answers `THREW`. */
   private keyError: unknown = undefined;
   /**
@@ -223,6 +229,11 @@ export class DispatchCore<T, K, R>
   transportFault(fault: TransportFault): void {
     this.transportFaults[fault.operation]++;
     this.lastTransportFault = { ...fault, time: Date.now() };
+    this.unansweredFault = fault;
+  }
+
+  transportRecovered(): void {
+    this.unansweredFault = null;
   }
 
   complete(): void {
@@ -397,8 +408,12 @@ export class DispatchCore<T, K, R>
     }
   }
 
-  failedAttempt(): void {
+  failedAttempt(messages: readonly T[]): void {
     this.failedAttempts++;
+    const now = Date.now();
+    for (const message of messages) {
+      if (typeof message === 'object' && message !== null) this.lastFailures.set(message, now);
+    }
   }
 
   // Routed: what the router reports.
@@ -545,9 +560,13 @@ export class DispatchCore<T, K, R>
 
   /** Tears down and completes the output, or errors it with what failed in the teardown. */
   private finish(): void {
+    this.end.ending = 'completed';
     const failures = this.teardown();
     if (failures.length === 0) this.subscriber.complete();
-    else this.subscriber.error(failures[0]);
+    else {
+      this.end.ending = { error: failures[0] };
+      this.subscriber.error(failures[0]);
+    }
   }
 
   /**
@@ -556,6 +575,7 @@ export class DispatchCore<T, K, R>
    */
   terminate(error: unknown): unknown[] {
     if (this.closed) return [];
+    this.end.ending = { error };
     const failures = this.teardown();
     this.subscriber.error(error);
     return failures;
@@ -569,6 +589,7 @@ export class DispatchCore<T, K, R>
   teardown(): unknown[] {
     if (this.closed) return [];
     this.closed = true;
+    this.end.ending ??= 'unsubscribed';
     const failures: unknown[] = [];
     // First, so that nothing starts on any lane from here on, whatever the cancellations below run.
     attempt(() => this.router.close(), failures);
@@ -620,6 +641,15 @@ export class DispatchCore<T, K, R>
       lastFailure: this.lastFailure,
       lastTransportFault: this.lastTransportFault,
     };
+  }
+
+  lastFailureOf(message: unknown): number | undefined {
+    // A WeakMap answers undefined for a primitive.
+    return this.lastFailures.get(message as object);
+  }
+
+  notReadyBecause(): string | undefined {
+    return this.session?.notReadyBecause?.();
   }
 
   /** Unfinished messages of `key`: in the window (running or queued) and parked. */

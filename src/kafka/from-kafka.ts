@@ -4,6 +4,13 @@ import { KAFKA_RECEIVER_OPTIONS, KafkaReceiver, type KafkaReceiverOptions } from
 import { type KafkaJsAdmin, type KafkaJsConsumer, kafkajsAdapterOf } from './kafkajs-adapter';
 import type { KafkaJsClient, KafkaJsGroupConfig } from './kafkajs-client';
 
+/**
+ * `prefetch` when none is given. kafkajs keeps objects of its own per fetched record; records that stay
+ * buffered for long outlive the young generation's collections and are promoted, and the heap then
+ * grows to a multiple of what was live at the last full collection. A smaller buffer keeps the peak down.
+ */
+const KAFKAJS_PREFETCH = 300;
+
 /** Options of `fromKafka`: the kafkajs client and group (or a consumer), the subscription and tuning. */
 export interface FromKafkaOptions extends KafkaReceiverOptions {
   /**
@@ -60,6 +67,7 @@ export function fromKafka(options: FromKafkaOptions): KafkaReceiver {
       `fromKafka: expected one of \`kafka\` (a kafkajs Kafka client, with \`group\`) or \`consumer\` (a kafkajs Consumer), got ${kafka === undefined ? 'neither' : 'both'}`,
     );
   }
+  tuning.prefetch ??= KAFKAJS_PREFETCH;
   const adapterOptions = { topics, fromBeginning };
   if (consumer !== undefined) {
     if (group !== undefined) {

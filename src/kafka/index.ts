@@ -10,6 +10,12 @@ export type {
   TopicPartition,
   TopicPartitionOffset,
 } from './adapter';
+export {
+  DEAD_LETTER_HEADERS,
+  type DeadLetterToTopicOptions,
+  deadLetterToTopic,
+  type KafkaDeadLetter,
+} from './dead-letter-to-topic';
 export { type FromKafkaOptions, fromKafka } from './from-kafka';
 export { type FromPlatformaticKafkaOptions, fromPlatformaticKafka } from './from-platformatic-kafka';
 export { KafkaReceiver, type KafkaReceiverOptions } from './kafka-receiver';
@@ -21,13 +27,7 @@ export {
   kafkajsAdapter,
 } from './kafkajs-adapter';
 export type { KafkaJsClient, KafkaJsGroupConfig } from './kafkajs-client';
-export {
-  type KafkaJsProducer,
-  type KafkaJsProducerRecord,
-  type KeyedProducer,
-  type KeyedProducerOptions,
-  keyedProducer,
-} from './keyed-producer';
+export { type KeyedProducer, type KeyedProducerOptions, keyedProducer } from './keyed-producer';
 export {
   type KafkaBytes,
   type KafkaHeaders,
@@ -40,3 +40,9 @@ export {
   type PlatformaticConsumer,
   platformaticAdapter,
 } from './platformatic-adapter';
+export type {
+  KafkaJsProducer,
+  KafkaJsProducerRecord,
+  KafkaProducer,
+  PlatformaticProducer,
+} from './record-sender';

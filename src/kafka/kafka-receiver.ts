@@ -74,10 +74,11 @@ export interface KafkaReceiverOptions extends TransportHealthOptions {
   closeTimeoutMs?: number;
   /**
    * Fetched messages a partition buffers beyond what was requested before its fetching pauses; it
-   * resumes once the buffer is down to half. Integer ≥ 1. Default 1000. One more fetch response per
-   * partition may land while pausing: on @platformatic/kafka its size follows from this (32 bytes a
-   * record, 16 KiB–1 MiB, unless the consumer sets `maxBytesPerPartition`); on kafkajs it is the
-   * consumer's `maxBytesPerPartition` (1 MiB by default: set it, see the Kafka guide).
+   * resumes once the buffer is down to half. Integer ≥ 1. Default 1000; 300 with `fromKafka`
+   * (kafkajs keeps more per record: see the Kafka guide's Memory section). One more fetch response per
+   * partition may land while pausing: its size follows from this (32 bytes a record, 16 KiB–1 MiB,
+   * unless the consumer sets `maxBytesPerPartition`), except for a kafkajs consumer given to
+   * `fromKafka` as `consumer`, whose own `maxBytesPerPartition` (1 MiB by default) it is.
    */
   prefetch?: number;
   /**
@@ -260,6 +261,8 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   private inFlight = 0;
   /** Whether a full partition holds fetching (see `batch`). */
   private readonly fetchHold = new FetchHold();
+  /** The consumer started (its adapter joined the group) or was given an assignment: it has joined. */
+  private joined = false;
 
   constructor(
     private readonly adapter: KafkaConsumerAdapter,
@@ -285,6 +288,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     while (!this.closingConsumer) {
       try {
         await this.adapter.start(this);
+        this.joined = true;
         this.transportRecovered();
         return;
       } catch (error) {
@@ -300,6 +304,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   }
 
   // PullSession
+
+  override notReadyBecause(): string | undefined {
+    return super.notReadyBecause() ?? (this.joined ? undefined : 'the consumer has not joined its group yet');
+  }
 
   /**
    * The next buffered message, of the partition with the fewest in flight, unless the free places are
@@ -498,6 +506,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
   }
 
   assigned(partitions: readonly TopicPartition[], mode: 'all' | 'added' = 'all'): void {
+    this.joined = true;
     // Eager rebalancing: whatever was tracked before is gone; fetching restarts at committed offsets.
     if (mode === 'all') void this.revokeAll();
     if (partitions.length === 0) return;

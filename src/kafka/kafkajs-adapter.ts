@@ -179,6 +179,15 @@ export function kafkajsAdapterOf(
   let groupId: string | null = null;
   /** A restart's connect, subscribe and run, while under way. */
   let running: Promise<void> | undefined;
+  /**
+   * A restart kafkajs itself makes after a crash it retries, from its timer to the end of its join:
+   * ended by the join or by the next crash.
+   */
+  let ownRestart: { ended: Promise<void>; end: () => void } | null = null;
+  const endOwnRestart = () => {
+    ownRestart?.end();
+    ownRestart = null;
+  };
   let restartTimer: ReturnType<typeof setTimeout> | undefined;
   /** The consumer's events are listened to (by the first `start`). */
   let listening = false;
@@ -239,6 +248,7 @@ export function kafkajsAdapterOf(
       member.on(
         member.events.GROUP_JOIN,
         (event: { payload: { groupId: string; memberAssignment: Record<string, number[]> } }) => {
+          endOwnRestart();
           if (closed) {
             leaveAgain();
             return;
@@ -254,13 +264,18 @@ export function kafkajsAdapterOf(
         },
       );
       member.on(member.events.CRASH, (event: { payload: { error: unknown; restart: boolean } }) => {
+        endOwnRestart();
         if (closed) {
           if (event.payload.restart) leaveAgain();
           return;
         }
         // kafkajs drops its consumer group when it crashes, restarted or not.
         started = false;
-        if (event.payload.restart) listener.transportFailed('connection', event.payload.error);
+        if (event.payload.restart) {
+          let end = () => {};
+          ownRestart = { ended: new Promise<void>((resolve) => (end = resolve)), end };
+          listener.transportFailed('connection', event.payload.error);
+        }
         // kafkajs has disconnected the consumer and gives up.
         else gaveUp(event.payload.error);
       });
@@ -313,6 +328,18 @@ export function kafkajsAdapterOf(
       // A restart under way is let finish first: disconnecting in the middle of its join would leave
       // the member it is joining running, out of reach (kafkajs drops a runner it cannot stop yet).
       await running?.catch(() => undefined);
+      // So is a restart of kafkajs' own: its consumer's disconnect forgets a runner still joining, which
+      // then fetches on, in the group, until the process ends. Once joined (a macrotask later, when the
+      // runner runs), the disconnect stops it and leaves.
+      if (ownRestart !== null) {
+        let giveUp: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          ownRestart.ended,
+          new Promise((resolve) => (giveUp = setTimeout(resolve, OWN_RESTART_WAIT_MS))),
+        ]);
+        clearTimeout(giveUp);
+        await new Promise((resolve) => setTimeout(resolve));
+      }
       try {
         await consumer?.disconnect();
       } finally {
@@ -321,6 +348,12 @@ export function kafkajsAdapterOf(
     },
   };
 }
+
+/**
+ * The longest `close()` waits for a restart of kafkajs' own to end: its join, or the next crash of an
+ * outage (its connection retries, at its default settings, give up well within it).
+ */
+const OWN_RESTART_WAIT_MS = 30_000;
 
 /** How long after a crash kafkajs gave up on (or a failed restart) the consumer is run again. */
 const RESTART_AFTER_MS = 1000;

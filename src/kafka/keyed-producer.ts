@@ -1,32 +1,6 @@
 import { describe, functionOption, optionsObject } from '../validate';
 import type { KafkaHeaders } from './message';
-
-/**
- * The records a kafkajs `Producer.send` takes, with their bytes typed by shape: `Uint8Array`, of which
- * Node's `Buffer` is one. `keyedProducer` sends string keys, and values and header values as strings
- * or `Buffer`s.
- */
-export interface KafkaJsProducerRecord {
-  /** The topic to send to. */
-  topic: string;
-  /** The records, in order. */
-  messages: Array<{
-    /** The record key: the partition is chosen by it. */
-    key?: string | Uint8Array | null;
-    /** The record value; `null` is a tombstone. */
-    value: string | Uint8Array | null;
-    /** Record headers. */
-    headers?: KafkaHeaders<Uint8Array>;
-  }>;
-}
-
-/** The part of a kafkajs `Producer` the helper uses (structural; any client with this `send` fits). */
-export interface KafkaJsProducer {
-  // A method, so its parameter is compared both ways: kafkajs's own `send`, whose records are these
-  // with `Buffer` for `Uint8Array`, fits.
-  /** Sends records to a topic; resolves once the broker has them. */
-  send(record: KafkaJsProducerRecord): Promise<unknown>;
-}
+import { headerList, type KafkaProducer, recordSender } from './record-sender';
 
 /** Options of `keyedProducer`. */
 export interface KeyedProducerOptions<T> {
@@ -47,13 +21,14 @@ export interface KeyedProducer<T> {
 }
 
 /**
- * A producer helper that keys every record by its aggregate ID. With the client's default partitioner
- * (murmur2 of the key, as in the Java client) each key stays in one partition, so the consumer group
- * delivers an aggregate's messages in order to one member, and `keyedDispatch` keeps that order per key.
- * Use an idempotent producer (`idempotent: true`): retries then never duplicate or reorder records.
+ * A producer helper that keys every record by its aggregate ID, on a kafkajs producer or a
+ * @platformatic/kafka one (its default, bytes-only producer). With the client's partitioner each key
+ * stays in one partition, so the consumer group delivers an aggregate's messages in order to one member,
+ * and `keyedDispatch` keeps that order per key. Use an idempotent producer (kafkajs `idempotent: true`,
+ * @platformatic/kafka `idempotent: true`): retries then never duplicate or reorder records.
  */
 export function keyedProducer<T>(
-  producer: KafkaJsProducer,
+  producer: KafkaProducer,
   options: KeyedProducerOptions<T>,
 ): KeyedProducer<T> {
   optionsObject('keyedProducer', options, ['topic', 'key', 'value', 'headers'] satisfies Array<
@@ -70,6 +45,7 @@ export function keyedProducer<T>(
     options.value === undefined ? JSON.stringify : functionOption('keyedProducer', 'value', options.value);
   const headers =
     options.headers === undefined ? undefined : functionOption('keyedProducer', 'headers', options.headers);
+  const send = recordSender('keyedProducer', producer);
   const record = (message: T) => {
     const k = key(message);
     if (typeof k !== 'string' || k.length === 0) {
@@ -77,35 +53,21 @@ export function keyedProducer<T>(
         `keyedProducer: \`key\` returned ${describe(k)}; every message needs its aggregate ID`,
       );
     }
-    return headers === undefined
-      ? { key: k, value: asBuffer(value(message)) }
-      : { key: k, value: asBuffer(value(message)), headers: headersAsBuffers(headers(message)) };
+    const named = headers === undefined ? {} : headers(message);
+    if (typeof named !== 'object' || named === null) {
+      throw new TypeError(`keyedProducer: \`headers\` returned ${describe(named)}; expected an object`);
+    }
+    const v: unknown = value(message);
+    if (typeof v !== 'string' && !(v instanceof Uint8Array)) {
+      throw new TypeError(`keyedProducer: \`value\` returned ${describe(v)}; expected text or bytes`);
+    }
+    return { key: k, value: v, headers: headerList(named) };
   };
   return {
     async send(messages) {
       const list = Array.isArray(messages) ? (messages as readonly T[]) : [messages as T];
       if (list.length === 0) return;
-      await producer.send({ topic, messages: list.map(record) });
+      await send(topic, list.map(record));
     },
   };
-}
-
-/**
- * kafkajs writes only a `Buffer` as bytes, any other typed array as its text ("1,2,3"): such an array
- * goes as a `Buffer` over the same memory.
- */
-function asBuffer<V>(bytes: V): V | Buffer {
-  return ArrayBuffer.isView(bytes) && !Buffer.isBuffer(bytes)
-    ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    : bytes;
-}
-
-/** The headers with their typed arrays as `Buffer`s (see `asBuffer`). */
-function headersAsBuffers<H>(headers: H): H {
-  if (typeof headers !== 'object' || headers === null) return headers;
-  const sent: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    sent[name] = Array.isArray(value) ? value.map(asBuffer) : asBuffer(value);
-  }
-  return sent as H;
 }

@@ -175,6 +175,7 @@ export class DispatchMetrics extends DispatchStats {
         this.#attached(source);
       },
       detach: (source) => counters.detach(source) && this.#detached(),
+      facts: () => counters.facts(),
     });
   }
 

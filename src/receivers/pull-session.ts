@@ -141,6 +141,11 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     return this.#closing !== null;
   }
 
+  /** Why the session takes no work now (see `ReceiverSession`): its intake stopped, else nothing. */
+  notReadyBecause(): string | undefined {
+    return this.#intakeStopped ? 'its receiver takes no more messages (it ended or is closing)' : undefined;
+  }
+
   /** A delivered message waits outside the dispatcher's window (its key at its share): see `ReceiverSession`. */
   parked(_message: T): void {}
 
@@ -351,6 +356,7 @@ export abstract class PullSession<T> implements ReceiverSession<T> {
     this.#failingSince = null;
     clearTimeout(this.#unreachableTimer);
     this.#unreachableTimer = undefined;
+    this.#sink.transportRecovered?.();
   }
 
   // Internals
