@@ -1,9 +1,9 @@
 import { from, Observable, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
+import { followResult } from './engine/handler-result';
 import type { HandlerContext } from './engine/mailbox';
 import { callUser, THREW } from './internal/call-user';
 import { sharedSlot } from './internal/shared-slot';
 import { textOf } from './internal/text-of';
-import { followOnce, isPromiseLike } from './internal/thenable';
 import { warnCallbackFailed } from './internal/warn';
 import { wrongAnswer } from './internal/wrong-answer';
 import { isKeyFailure } from './key-failure';
@@ -427,36 +427,25 @@ class Attempts<T, K, R> {
 
   /** Subscribes to an attempt's result; returns the teardown of everything this object starts. */
   follow(input: ObservableInput<R>): () => void {
-    if (isPromiseLike<R>(input)) {
-      // Promises are followed directly: no Observable layer on the common async path. Only a thenable's
-      // first callback counts, and a `then` that throws fails the attempt, as a rejection does.
-      followOnce(
-        input,
-        (value) => {
-          if (this.done) return;
-          this.subscriber.next(value);
-          this.subscriber.complete();
-        },
-        (err) => {
-          if (!this.done) this.failed(err);
-        },
-      );
-      return () => this.cancel();
-    }
     const attempt = this.attempt;
-    let subscription: Subscription;
-    try {
-      subscription = from(input).subscribe({
+    const subscription = followResult(input, this.context.key, {
+      resolved: (value) => {
+        if (this.done) return;
+        this.subscriber.next(value);
+        this.subscriber.complete();
+      },
+      rejected: (err) => {
+        if (!this.done) this.failed(err);
+      },
+      observer: () => ({
         next: (value) => this.subscriber.next(value),
         error: (err) => this.failed(err),
         complete: () => this.subscriber.complete(),
-      });
-    } catch (err) {
-      // `from` rejects a value that is not an ObservableInput: a failure like any other.
-      return this.failed(err);
-    }
+      }),
+    });
     // A synchronous failure already moved on to a backoff or a dead letter: keep that one.
-    if (this.attempt === attempt && this.running === null && !this.done) this.running = subscription;
+    if (subscription !== null && this.attempt === attempt && this.running === null && !this.done)
+      this.running = subscription;
     return () => this.cancel();
   }
 

@@ -91,3 +91,4 @@ export {
   type TransportOperation,
   TransportUnreachableError,
 } from './transport-fault';
+export type { TransportLag } from './transport-lag';

@@ -1,6 +1,7 @@
 import { Observable } from 'rxjs';
 import type { FailurePolicy } from './failure-policy';
 import type { TransportFault } from './transport-fault';
+import type { TransportLag } from './transport-lag';
 import { functionOption, optionsObject } from './validate';
 
 /**
@@ -94,6 +95,13 @@ export interface ReceiverSession<T> {
    * undefined when it can: asked by health checks, never on the message path. Optional.
    */
   notReadyBecause?(): string | undefined;
+  /**
+   * How far the consumer is behind its transport now, per source (a Kafka partition, a Redis stream, a
+   * JetStream consumer): what the dispatcher's stats show as `transportLag`. Called when the stats are
+   * read, never per message, so it returns what it has at hand (a transport that must ask its broker asks
+   * at an interval of its own). Must not throw: one that does counts as reporting none. Optional.
+   */
+  transportLag?(): readonly TransportLag[];
   /**
    * Stops delivery and keeps the transport open, so that the messages delivered before can still settle
    * and be acknowledged; `cancel` closes it afterwards. A graceful stop calls it, drains, then cancels.

@@ -2,6 +2,7 @@ import type { LaneSet } from './engine/lane-set';
 import { type EndingRecord, endedFacts, type HealthFacts } from './health/facts';
 import { sharedSlot } from './internal/shared-slot';
 import type { TransportFault, TransportOperation } from './transport-fault';
+import type { TransportLag } from './transport-lag';
 
 /** Transport failures a receiver survived, by what failed. */
 export type TransportFaultCounts = Readonly<Record<TransportOperation, number>>;
@@ -46,6 +47,12 @@ export interface DispatchSnapshot {
   readonly lastFailure: MessageFailure | null;
   /** The last transport failure the receiver survived, or null: one slot, replaced by each. */
   readonly lastTransportFault: TransportFaultSeen | null;
+  /**
+   * How far the consumer is behind its transport, one entry per source of messages (a Kafka partition,
+   * a Redis stream, a JetStream consumer); see `TransportLag`. Read from the receiver when the stats are
+   * read, never per message; empty for sources that report none (plain Observables, `LocalBus`).
+   */
+  readonly transportLag: readonly TransportLag[];
 }
 
 /** A message settled as failed or dead-lettered, in `DispatchSnapshot.lastFailure`. */
@@ -76,13 +83,18 @@ export function intakeBatch(maxInFlight: number): number {
   return Math.max(1, Math.floor(maxInFlight / 16));
 }
 
+/** A dispatcher's own counters: a snapshot but for what its receiver tells (`transportLag`). */
+export type DispatcherCounts = Omit<DispatchSnapshot, 'transportLag'>;
+
 /** What a running dispatcher offers its stats object (and, through it, health checks). */
 export interface DispatchCounters extends HealthFacts {
+  /** Its receiver's session, asked for the transport's lag when the stats are read; null for plain sources. */
+  readonly session: { transportLag?(): readonly TransportLag[] } | null;
   /** The lanes on this thread the dispatcher's handlers run on, which metrics measure; null on thread lanes. */
   readonly localLanes: LaneSet | null;
   /** Reports handler runs that hold their lane `thresholdMs` or longer, on either kind of lane; returns the function that stops it. */
   watchLongTurns(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void;
-  snapshot(): DispatchSnapshot;
+  snapshot(): DispatcherCounts;
   /** Unfinished messages of `key` (0 when it has no mailbox). */
   backlogOf(key: unknown): number;
   /** The `n` keys with the most unfinished messages (parked ones included), largest first. */
@@ -128,6 +140,7 @@ const none: DispatchSnapshot = {
   transportFaults: { fetch: 0, commit: 0, heartbeat: 0, connection: 0 },
   lastFailure: null,
   lastTransportFault: null,
+  transportLag: [],
 };
 
 /** What a dispatcher tells its stats object while it runs; kept off the public classes. */
@@ -187,7 +200,7 @@ export class DispatchStats {
       facts: () => this.#source ?? (this.#finalEnd && endedFacts(this.#finalEnd)),
       detach: (source) => {
         if (this.#source !== source) return false;
-        this.#final = source.snapshot();
+        this.#final = snapshotOf(source);
         this.#finalEnd = source.end;
         this.#source = null;
         return true;
@@ -197,7 +210,7 @@ export class DispatchStats {
 
   /** The dispatcher's counters now; after it ended, their final values. */
   snapshot(): DispatchSnapshot {
-    return this.#source ? this.#source.snapshot() : this.#final;
+    return this.#source ? snapshotOf(this.#source) : this.#final;
   }
 
   /** Admitted messages whose handler has not finished (running or queued). */
@@ -223,5 +236,22 @@ export class DispatchStats {
   /** The `n` keys with the most unfinished messages now, largest first. */
   hotKeys(n = 10): HotKey[] {
     return this.#source ? this.#source.hotKeys(n) : [];
+  }
+}
+
+/** A running dispatcher's counters with its receiver's lag. */
+function snapshotOf(source: DispatchCounters): DispatchSnapshot {
+  return { ...source.snapshot(), transportLag: lagOf(source) };
+}
+
+/**
+ * The receiver's lag: none from a plain source, or from a session whose `transportLag` throws (it must
+ * not: reading the stats must not fail for it).
+ */
+function lagOf(source: DispatchCounters): readonly TransportLag[] {
+  try {
+    return source.session?.transportLag?.() ?? [];
+  } catch {
+    return [];
   }
 }

@@ -7,6 +7,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { firstValueFrom, Subject, type Subscription } from 'rxjs';
 import { stallThreshold } from '../../src/dashboard/stall';
 import { HeldDemo } from '../examples/held-demo';
+import { laggingTransport, partitionLag } from '../support/lagging-transport';
 import { faultyTransport } from './faulty-transport';
 import { gated } from './gated';
 
@@ -400,6 +401,7 @@ if (browserPath === undefined && process.env.CI) {
       // The first reading finds the stuck message: its age counts from then.
       const firstRead = Date.now();
       expect(payments.read().oldestUnfinished).toEqual({ ageMs: 0, atLeast: true });
+      const firstReadEnd = Date.now();
       // Handlers timed in some periods only: a handler of 20 ms every other period.
       const sparse = new DispatchMetrics({ sampleEvery: 1 });
       const sparseBus = new LocalBus<Order>();
@@ -455,7 +457,7 @@ if (browserPath === undefined && process.env.CI) {
         const before = Date.now();
         const read = payments.read().oldestUnfinished;
         expect(read?.atLeast).toBe(true);
-        expect(read?.ageMs).toBeGreaterThanOrEqual(before - firstRead);
+        expect(read?.ageMs).toBeGreaterThanOrEqual(before - firstReadEnd);
         expect(read?.ageMs).toBeLessThanOrEqual(Date.now() - firstRead);
         expect(age).toBeLessThanOrEqual(read?.ageMs ?? 0);
         expect(age).toBeGreaterThanOrEqual((read?.ageMs ?? 0) - 4 * PERIOD_MS);
@@ -502,7 +504,12 @@ if (browserPath === undefined && process.env.CI) {
       const transport = faultyTransport(failing);
       transport.fail('fetch', 2);
       transport.fail('commit');
-      const served = await serveDashboard({ sources: { healthy, failing }, periodMs: PERIOD_MS });
+      const lagged = new DispatchMetrics();
+      const lagging = laggingTransport(lagged, [partitionLag('orders', 0, 1234)]);
+      const served = await serveDashboard({
+        sources: { healthy, failing, lagging: lagged },
+        periodMs: PERIOD_MS,
+      });
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       await page.goto(served.url);
       const faults = (name: string) => page.locator(`${card(name)} [data-field="transportFaults"]`);
@@ -520,6 +527,8 @@ if (browserPath === undefined && process.env.CI) {
       const panel = (name: string) => page.locator(`${card(name)} table.transport`);
       expect(await panel('failing').locator('thead th').allTextContents()).toEqual([
         'source',
+        'lag',
+        'committed',
         'fetch',
         'commit',
         'heartbeat',
@@ -528,10 +537,19 @@ if (browserPath === undefined && process.env.CI) {
         'last fault',
       ]);
       const cells = await panel('failing').locator('tbody tr td').allTextContents();
-      expect(cells.slice(0, 5)).toEqual(['faulty()', '2', '1', '0', '0']);
-      expect(cells[5]).toMatch(/^\d{1,2}:\d{2}:\d{2}/);
-      expect(cells[6]).toBe('commit: Error: commit failed');
-      expect(await panel('healthy').locator('tbody tr td').allTextContents()).toEqual(['no transport fault']);
+      expect(cells.slice(0, 7)).toEqual(['faulty()', '', '', '2', '1', '0', '0']);
+      expect(cells[7]).toMatch(/^\d{1,2}:\d{2}:\d{2}/);
+      expect(cells[8]).toBe('commit: Error: commit failed');
+      // A row per source the receiver reports lag for, with its committed position.
+      expect(await panel('lagging').locator('tbody tr td').allTextContents()).toEqual([
+        'orders [0]',
+        '1,234',
+        '0',
+        ...Array(6).fill(''),
+      ]);
+      expect(await panel('healthy').locator('tbody tr td').allTextContents()).toEqual([
+        'no lag reported, no transport fault',
+      ]);
       mkdirSync(dirname(SCREENSHOT), { recursive: true });
       await page.locator(card('failing')).screenshot({ path: cardShot('dashboard-transport.png') });
       // Neither has anything in flight or taken in: idle, in the legend's grey.
@@ -543,6 +561,7 @@ if (browserPath === undefined && process.env.CI) {
       await served.close();
       quiet.stop();
       transport.stop();
+      lagging.stop();
     });
 
     it('says so when the server refuses the live feed (over `maxEventStreams`), rather than that it retries', async () => {

@@ -159,3 +159,27 @@ describe('PartitionTracker costs', () => {
     },
   );
 });
+
+describe('PartitionTracker lag', () => {
+  it('counts from the first unfinished offset to the high watermark, whatever finished above it', () => {
+    const tracker = trackerOf(range(100, 110));
+    expect(tracker.lag()).toBeNull();
+    tracker.highWatermark = '112';
+    // Nothing finished: from the first received offset.
+    expect(tracker.lag()).toBe(12);
+    tracker.finish(0);
+    tracker.finish(2);
+    expect(tracker.lag()).toBe(11);
+    tracker.finish(1);
+    expect(tracker.lag()).toBe(9);
+    for (const seq of range(3, 10)) tracker.finish(seq);
+    expect(tracker.lag()).toBe(2);
+  });
+
+  it('counts from the committed offset before anything was received, and offsets beyond a safe integer exactly', () => {
+    const tracker = new PartitionTracker('orders', 0);
+    tracker.inherit('9007199254740993', null, 4096);
+    tracker.highWatermark = '9007199254741000';
+    expect(tracker.lag()).toBe(7);
+  });
+});

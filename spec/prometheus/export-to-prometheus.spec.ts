@@ -12,6 +12,7 @@ import { exportToPrometheus } from 'keyed-dispatch/prometheus';
 import { Registry } from 'prom-client';
 import { faultyTransport } from '../dashboard/faulty-transport';
 import { gated, times } from '../dashboard/gated';
+import { laggingTransport, partitionLag } from '../support/lagging-transport';
 import { parsePrometheusText, sampleValue } from '../support/prometheus-text';
 
 const scrape = async (registry: Registry) => parsePrometheusText(await registry.metrics());
@@ -24,6 +25,10 @@ async function openTelemetryNames(): Promise<string[]> {
   const metrics = new DispatchMetrics({ sampleEvery: 1 });
   const stop = exportToOpenTelemetry(metrics, provider.getMeter('spec'));
   const run = gated(metrics, ['a', 'b']);
+  // A transport's lag is observed only where a receiver reports one: a second dispatcher's.
+  const laggingMetrics = new DispatchMetrics();
+  const stopLagging = exportToOpenTelemetry(laggingMetrics, provider.getMeter('spec-lag'));
+  const lagging = laggingTransport(laggingMetrics, [partitionLag('orders', 0, 1)]);
   run.finish('a');
   await reader.forceFlush();
   const names = exporter
@@ -35,9 +40,11 @@ async function openTelemetryNames(): Promise<string[]> {
       return `${m.descriptor.name.replace(/\./g, '_')}${unit}${total}`;
     });
   run.stop();
+  lagging.stop();
+  stopLagging();
   stop();
   await provider.shutdown();
-  return names.sort();
+  return [...new Set(names)].sort();
 }
 
 describe('exportToPrometheus', () => {
@@ -193,7 +200,7 @@ describe('exportToPrometheus', () => {
       "exportToPrometheus: expected `prefix` to be a Prometheus metric name, got 'bad-name' (string)",
     );
     expect(() => exportToPrometheus(metrics, registry, { labels: { key: 'x' } })).toThrow(
-      "exportToPrometheus: expected the names in `labels` to be Prometheus label names other than key, lane, operation, le and quantile, got 'key' (string)",
+      "exportToPrometheus: expected the names in `labels` to be Prometheus label names other than key, lane, operation, transport, source, partition, consumer, le and quantile, got 'key' (string)",
     );
     expect(() => exportToPrometheus(metrics, registry, { labels: { team: 7 as never } })).toThrow(
       'exportToPrometheus: expected `labels.team` to be a string, got 7 (number)',

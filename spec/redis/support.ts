@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import Redis from 'ioredis';
+import { startBroker } from '../support/brokers';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -112,4 +113,32 @@ function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * The shared Redis (started if it is not running) for a spec file, and stream names unique to this run
+ * (so reruns start clean): `stream(name)` registers one, deleted after the file's tests.
+ */
+export function useSharedRedis(prefix: string): { readonly redis: Redis; stream(name: string): string } {
+  const run = `${prefix}-${process.pid}-${Date.now()}`;
+  const created: string[] = [];
+  let redis: Redis;
+  beforeAll(() => {
+    startBroker('redis');
+    redis = new Redis({ host: '127.0.0.1', port: 6379 });
+  });
+  afterAll(async () => {
+    if (created.length > 0) await redis.del(...created);
+    await redis.quit();
+  });
+  return {
+    get redis() {
+      return redis;
+    },
+    stream(name) {
+      const stream = `${run}-${name}`;
+      created.push(stream);
+      return stream;
+    },
+  };
 }

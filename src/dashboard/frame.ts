@@ -1,6 +1,7 @@
 import { errorTextOf, textOf } from '../internal/text-of';
 import type { MetricsSnapshot } from '../metrics';
 import type { MessageFailure, TransportFaultCounts, TransportFaultSeen } from '../stats';
+import type { TransportLag } from '../transport-lag';
 import { stallThreshold } from './stall';
 
 /** Keys longer than this are cut for the page (the full key stays in `read()`); the page shows them as text. */
@@ -20,10 +21,7 @@ export interface ErrorShown {
   readonly time: number;
 }
 
-/**
- * A row of the transport panel: the receiver as a whole today (named once it reported a fault); a
- * transport that reports its sources (partitions, streams) gives one row each.
- */
+/** The transport panel's row of the receiver's faults (counted per receiver), named once it reported one. */
 export interface TransportRow {
   readonly source: string;
   readonly faults: TransportFaultCounts;
@@ -58,7 +56,7 @@ export interface DispatcherFrame {
   /** The oldest message in flight (`MetricsSnapshot.oldestUnfinished`). */
   readonly oldestUnfinished: { readonly ageMs: number; readonly atLeast: boolean } | null;
   readonly lastError: ErrorShown | null;
-  /** The transport panel's rows: none when the receiver reported nothing. */
+  /** The receiver's faults for the transport panel, beside `transportLag`: none before the first fault. */
   readonly transport: readonly TransportRow[];
   readonly longTurns: { readonly count: number; readonly maxMs: number };
   readonly hotKeys: ReadonlyArray<{
@@ -79,6 +77,8 @@ export interface DispatcherFrame {
   readonly heldBy: { readonly key: string; readonly backlog: number; readonly parked: number } | null;
   /** Transport failures its receiver survived, by operation (`MetricsSnapshot.transportFaults`). */
   readonly transportFaults: TransportFaultCounts;
+  /** How far the consumer is behind its transport, per partition or stream (`MetricsSnapshot.transportLag`). */
+  readonly transportLag: readonly TransportLag[];
 }
 
 /**
@@ -137,6 +137,7 @@ export function frameOf(
     maxParked: s.maxParked,
     heldBy: held === null ? null : { key: keyText(held.key), backlog: held.backlog, parked: held.parked },
     transportFaults: { ...s.transportFaults },
+    transportLag: s.transportLag.map((lag) => ({ ...lag })),
   };
 }
 

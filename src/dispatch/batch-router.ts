@@ -1,7 +1,7 @@
 import { asapScheduler, type Subscription } from 'rxjs';
 import type { LaneLoop } from '../engine/lane-loop';
 import { isBatchFailures, isGaveUp } from '../failure-policy';
-import { hottest, type KeyBacklog, type Routed, type Router } from './router';
+import { backlogIn, hotKeysIn, type KeyBacklog, type Routed, type Router } from './router';
 
 /** A key's messages in a batch router. */
 interface KeyBatches<T> {
@@ -136,14 +136,11 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   }
 
   backlogOf(key: K): number {
-    return this.keys.get(key)?.unfinished ?? 0;
+    return backlogIn(this.keys, key);
   }
 
   hotKeys(n: number): KeyBacklog[] {
-    return hottest(
-      Array.from(this.keys, ([key, batches]) => ({ key, backlog: batches.unfinished })),
-      n,
-    );
+    return hotKeysIn(this.keys, n);
   }
 
   close(): void {

@@ -20,7 +20,7 @@ import {
 } from '../receiver';
 import {
   type DispatchCounters,
-  type DispatchSnapshot,
+  type DispatcherCounts,
   type HotKey,
   type MessageFailure,
   statsLink,
@@ -65,8 +65,8 @@ export class DispatchCore<T, K, R>
   private inFlight = 0;
   /** Requested from the receiver and not yet delivered: counts against the window too. */
   private outstanding = 0;
-  /** The receiver's session when the source is pullable; null for plain sources. */
-  private session: ReceiverSession<T> | null = null;
+  /** The receiver's session when the source is pullable; null for plain sources (the stats read its lag). */
+  session: ReceiverSession<T> | null = null;
   /** A plain source's subscription. */
   private subscription: SourceSubscriber<T> | null = null;
   /** Messages a plain source emitted beyond the window, admitted in order as it frees. */
@@ -622,7 +622,7 @@ export class DispatchCore<T, K, R>
   }
 
   // DispatchCounters
-  snapshot(): DispatchSnapshot {
+  snapshot(): DispatcherCounts {
     return {
       inFlight: this.inFlight,
       maxInFlight: this.options.maxInFlight,

@@ -4,7 +4,7 @@ import type { LaneSet } from '../engine/lane-set';
 import { type HandlerContext, Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
 import type { HandlerTimer } from '../stats';
 import type { LaneWork } from './lanes';
-import { hottest, type KeyBacklog, type Routed, type Router } from './router';
+import { backlogIn, hotKeysIn, type KeyBacklog, type Routed, type Router } from './router';
 
 /**
  * Routing on event-loop lanes: a mailbox per key with unfinished messages, pinned to a lane of the
@@ -101,18 +101,12 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   }
 
   backlogOf(key: K): number {
-    const mailbox = this.mailboxes.get(key);
-    return mailbox === undefined ? 0 : mailbox.unfinished;
+    // A pooled mailbox filed under its last key has none.
+    return backlogIn(this.mailboxes.records, key);
   }
 
   hotKeys(n: number): KeyBacklog[] {
-    return hottest(
-      Array.from(this.mailboxes.liveMailboxes(), (mailbox) => ({
-        key: mailbox.key,
-        backlog: mailbox.unfinished,
-      })),
-      n,
-    );
+    return hotKeysIn(this.mailboxes.records, n);
   }
 
   close(): void {
@@ -234,6 +228,11 @@ export class MailboxTable<T, K, R> {
   /** Drained mailboxes until the next look at whether filing pays, and filed ones taken back since the last. */
   private untilCheck = CHECK_EVERY;
   private revived = 0;
+
+  /** The mailboxes by key, live ones and filed ones (which hold no messages), for the key queries. */
+  get records(): ReadonlyMap<K, Mailbox<T, K, R>> {
+    return this.byKey;
+  }
 
   /** Mailboxes holding messages. */
   get live(): number {

@@ -9,9 +9,28 @@ export interface KeyBacklog {
   backlog: number;
 }
 
-/** The `n` of `backlogs` with the most unfinished messages, largest first: every router's `hotKeys`. */
+/** The `n` of `backlogs` with the most unfinished messages, largest first. */
 export function hottest<B extends KeyBacklog>(backlogs: B[], n: number): B[] {
   return backlogs.sort((a, b) => b.backlog - a.backlog).slice(0, n);
+}
+
+/**
+ * The unfinished messages of `key` among a router's `records`, what it keeps per key (0 when it has
+ * none): every `backlogOf`.
+ */
+export function backlogIn<K>(records: ReadonlyMap<K, { unfinished: number }>, key: K): number {
+  return records.get(key)?.unfinished ?? 0;
+}
+
+/**
+ * The `n` keys of a router's `records` with the most unfinished messages, largest first: every
+ * `hotKeys`. A record with none (a pooled mailbox) is no hot key.
+ */
+export function hotKeysIn<K>(records: ReadonlyMap<K, { unfinished: number }>, n: number): KeyBacklog[] {
+  const backlogs: KeyBacklog[] = [];
+  for (const [key, { unfinished }] of records)
+    if (unfinished > 0) backlogs.push({ key, backlog: unfinished });
+  return hottest(backlogs, n);
 }
 
 export interface Router<T, K> {

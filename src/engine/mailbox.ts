@@ -1,23 +1,8 @@
-import {
-  from,
-  isObservable,
-  Observable,
-  type ObservableInput,
-  type SchedulerLike,
-  Subscriber,
-  type Subscription,
-} from 'rxjs';
+import { type ObservableInput, type Observer, type SchedulerLike, Subscriber, type Subscription } from 'rxjs';
 import { RingQueue } from '../internal/ring-queue';
-import { textOf } from '../internal/text-of';
-import { followOnce, isPromiseLike } from '../internal/thenable';
+import { followResult, hasNativeThen, type ResultFollower } from './handler-result';
 import type { Lane } from './lane';
 import { type Runnable, reportLater } from './lane-loop';
-
-/**
- * RxJS's Observable class, read once: a CommonJS build reads each export of rxjs through a getter,
- * and this is checked for every handler result.
- */
-const RxObservable = Observable;
 
 /** What a handler is told about the message it runs for. Valid only while that handler runs. */
 export interface HandlerContext<K> {
@@ -89,7 +74,7 @@ enum Note {
  * The messages of one key, run one at a time in arrival order on the lane the mailbox is pinned to.
  * The same state machine runs on the main thread (event-loop lanes) and inside each worker thread.
  */
-export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
+export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFollower<R> {
   /** Messages queued, not started. */
   queued = 0;
   /** The oldest queued message, held in the mailbox itself: most keys hold one message at a time. */
@@ -128,8 +113,8 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
    * handler runs at a time, so its Promise settles before the next starts. Replaced when a handler is
    * left unsettled (see `reset`), so that Promise's late callbacks find themselves stale.
    */
-  private onValue!: (value: unknown) => void;
-  private onError!: (err: unknown) => void;
+  resolved!: (value: unknown) => void;
+  rejected!: (err: unknown) => void;
   /** True while the running handler's Promise has the current callbacks. */
   private awaitsPromise = false;
 
@@ -290,13 +275,13 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
   }
 
   /**
-   * Runs one message's handler; true when it finished (completed or failed) synchronously. The array
-   * case is handled here, the others in their own methods.
+   * Runs one message's handler; true when it finished (completed or failed) synchronously. An array,
+   * the synchronous handler's usual result, is emitted right here; the rest goes to `followResult`.
    */
   private start(message: T): boolean {
     const owner = this.owner;
     if (!owner.claim(message)) return true;
-    const generation = ++this.generation;
+    this.generation++;
     this.current = message;
     let input: ObservableInput<R>;
     try {
@@ -310,17 +295,11 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
       this.drop(input);
       return true;
     }
-    if (!Array.isArray(input)) return this.subscribeTo(message, input, generation);
+    if (!Array.isArray(input)) return this.follow(message, input);
     for (let i = 0; i < input.length && !owner.closed; i++) owner.emit(input[i], this);
     this.current = undefined;
     if (!owner.closed) owner.done(this, message);
     return true;
-  }
-
-  /** The handler threw, or what it returned cannot run: a failure of `message`, reported at once. */
-  private failedToStart(message: T, error: unknown): void {
-    this.current = undefined;
-    this.owner.failed(this, message, error);
   }
 
   /**
@@ -338,87 +317,47 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     }
   }
 
-  /** Runs a handler's Promise or Observable (or other ObservableInput); true when it finished synchronously. */
-  private subscribeTo(message: T, input: ObservableInput<R>, generation: number): boolean {
-    if (input === undefined || input === null) {
-      // A forgotten `return`: a failure of this message, like any other result that is not an ObservableInput.
-      this.failedToStart(message, notObservableInput(input, this.key));
-      return true;
-    }
-    if (hasNativeThen(input)) {
-      try {
-        input.then(this.onValue, this.onError);
-      } catch (err) {
-        this.failedToStart(message, err);
-        return true;
-      }
-      this.awaitsPromise = true;
-      return false;
-    }
-    return this.subscribeToOther(message, input, generation);
-  }
-
-  /** `subscribeTo` for anything but a native Promise: out of the path of Promise handlers. */
-  private subscribeToOther(message: T, input: ObservableInput<R>, generation: number): boolean {
+  /** Follows the handler's result (the mailbox is its `ResultFollower`); true when it finished synchronously. */
+  private follow(message: T, input: ObservableInput<R>): boolean {
     this.outcome = Outcome.Pending;
     this.sync = true;
-    // An Observable first, as RxJS's `from` does: the usual case, and it skips looking up a `then` it lacks.
-    if (!(input instanceof RxObservable) && isPromiseLike<R>(input)) this.follow(input, generation);
-    else if (!this.observe(input, generation)) {
-      this.sync = false;
-      this.failedToStart(message, notObservableInput(input, this.key));
-      return true;
-    }
+    followResult(input, this.key, this);
     this.sync = false;
-    if (this.outcome === Outcome.Pending) return false;
+    if (this.outcome === Outcome.Pending) {
+      // Neither ended nor subscribed: a Promise has the callbacks, which a pooled mailbox must replace.
+      if (this.inner === null) this.awaitsPromise = true;
+      return false;
+    }
     return this.finishedInPlace(message);
+  }
+
+  /** The subscriber of an Observable result, held before subscribing, so a teardown can stop a handler that emits synchronously. */
+  observer(): Observer<R> {
+    const run = new HandlerRun(this, this.generation);
+    this.inner = run;
+    return run;
   }
 
   private makePromiseCallbacks(): void {
     this.awaitsPromise = false;
-    const onValue = (value: unknown): void => {
-      if (this.onValue === onValue) this.promiseSettled(Note.NextThenComplete, value);
+    const resolved = (value: unknown): void => {
+      if (this.resolved === resolved) this.promiseEnded(Note.NextThenComplete, value);
     };
-    const onError = (err: unknown): void => {
-      if (this.onError === onError) this.promiseSettled(Note.Error, err);
+    const rejected = (err: unknown): void => {
+      if (this.rejected === rejected) this.promiseEnded(Note.Error, err);
     };
-    this.onValue = onValue;
-    this.onError = onError;
+    this.resolved = resolved;
+    this.rejected = rejected;
   }
 
   /**
-   * Follows a thenable that is not a native Promise. Only its first callback counts, whenever it comes:
-   * it may call back synchronously, call both, or throw from `then` (a failure of its message).
+   * A Promise result ended: in place while it is being started (a thenable that calls back at once),
+   * else (in a microtask, outside any turn) as `deliver`'s end.
    */
-  private follow(input: PromiseLike<R>, generation: number): void {
-    followOnce(
-      input,
-      (value) => this.ended(generation, Note.NextThenComplete, value),
-      (err) => this.ended(generation, Note.Error, err),
-    );
-  }
-
-  /** Subscribes to an Observable (or what `from` accepts); false when `input` is not an ObservableInput. */
-  private observe(input: ObservableInput<R>, generation: number): boolean {
-    let source: Observable<R>;
-    if (input instanceof RxObservable || isObservable(input)) source = input as Observable<R>;
-    else {
-      try {
-        source = from(input);
-      } catch {
-        return false;
-      }
-    }
-    // Held before subscribing, so a teardown can stop a handler that emits synchronously.
-    const run = new HandlerRun(this, generation);
-    this.inner = run;
-    try {
-      source.subscribe(run);
-    } catch (err) {
-      // RxJS reports a throwing subscribe as an error; a foreign Observable may throw instead.
-      run.error(err);
-    }
-    return true;
+  private promiseEnded(note: Note, value: unknown): void {
+    this.awaitsPromise = false;
+    if (this.sync) this.ended(this.generation, note, value);
+    else if (!this.owner.closed) this.endOnLane(note, value, true);
   }
 
   /** The handler finished while it was being started: report it here, in the turn. */
@@ -477,12 +416,6 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K> {
     } finally {
       loop.unblockStarts();
     }
-  }
-
-  /** A native Promise handler settled (in a microtask, outside any turn): as `deliver`'s end. */
-  private promiseSettled(note: Note, value: unknown): void {
-    this.awaitsPromise = false;
-    if (!this.owner.closed) this.endOnLane(note, value, true);
   }
 
   /**
@@ -611,27 +544,4 @@ class HandlerNote<T, K, R> implements Runnable {
   }
 }
 
-const promiseThen = Promise.prototype.then;
-
 const ignore = (): void => undefined;
-
-/**
- * A handler result followed as a Promise: its `then` is the native one (a Promise, or a subclass that
- * keeps `then`). That `then` calls back once and never synchronously, so no guard is needed around its
- * callbacks; it may still throw, synchronously (the result's `constructor` throws, or it inherits from a
- * Promise without being one): a failure of the message, which the caller reports.
- */
-export function hasNativeThen(input: unknown): input is Promise<unknown> {
-  return (input as Promise<unknown>).then === promiseThen;
-}
-
-/** The failure of a handler that returned `value`, which is not an `ObservableInput`. */
-export function notObservableInput(value: unknown, key: unknown): TypeError {
-  const shown = value === null ? 'null' : typeof value;
-  // `undefined` as such: the usual cause is a handler that forgot to `return`. No operator named: the
-  // same mailbox runs keyedDispatch's and keyedBatchDispatch's handlers.
-  return new TypeError(
-    `\`handle\` returned ${shown} for key ${textOf(key)}; expected an ObservableInput ` +
-      '(Observable, Promise, array or iterable). Return EMPTY or of(value) for handlers with nothing to emit.',
-  );
-}

@@ -48,12 +48,17 @@ export interface KafkaConsumerListener {
    * so its next fetch brings more. Until then, should its buffer run empty, the other partitions take
    * no more than an equal share of the window, keeping its places for it (a slow backlog would take
    * them all, and hold them long). Leave it out when the client does not tell: no place is kept.
+   *
+   * `highWatermark`: the partition's high watermark in the fetch response that brought these records
+   * (a 64-bit integer as a decimal string), from which the receiver's `transportLag` counts what is
+   * left. Leave it out when the client does not tell: the partition then reports no lag.
    */
   batch(
     topic: string,
     partition: number,
     records: readonly KafkaRecord[],
     behind?: boolean,
+    highWatermark?: string,
   ): Promise<void> | undefined;
   /**
    * Partitions are about to be revoked: without `partitions` every assigned one (eager rebalancing),

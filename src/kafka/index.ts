@@ -3,6 +3,7 @@ export type { ReceiverSession, ReceiverSink, SettledListener, Settlement } from 
 export { openReceiver, Receiver } from '../receiver';
 export type { FailedAction } from '../receivers/failed-action';
 export type { TransportFault, TransportHealthOptions, TransportOperation } from '../transport-fault';
+export type { TransportLag } from '../transport-lag';
 export type {
   CommittedOffset,
   KafkaConsumerAdapter,

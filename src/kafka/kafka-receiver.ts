@@ -17,6 +17,7 @@ import {
   type TransportOperation,
   transportHealthOptions,
 } from '../transport-fault';
+import type { TransportLag } from '../transport-lag';
 import { durationOption, functionOption, integerOption, optionsObject } from '../validate';
 import type {
   CommittedOffset,
@@ -441,6 +442,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     partition: number,
     records: readonly KafkaRecord[],
     behind = false,
+    highWatermark?: string,
   ): Promise<void> | undefined {
     if (this.stopped || records.length === 0) return undefined;
     const id = `${topic}:${partition}`;
@@ -450,12 +452,36 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       this.live.set(id, tracker);
     }
     tracker.behind = behind;
+    if (highWatermark !== undefined) {
+      tracker.highWatermark = highWatermark;
+      tracker.highWatermarkAt = Date.now();
+    }
     if (tracker.loading) tracker.pending.push(records);
     else {
       this.admit(tracker, records);
       this.serve([tracker]);
     }
     return tracker.room?.promise;
+  }
+
+  /** Each assigned partition's lag, from its latest high watermark and its first unfinished offset. */
+  transportLag(): TransportLag[] {
+    const lags: TransportLag[] = [];
+    for (const tracker of this.live.values()) {
+      const lag = tracker.lag();
+      if (lag === null) continue;
+      const committed = this.committed.get(`${tracker.topic}:${tracker.partition}`);
+      lags.push({
+        transport: 'kafka',
+        source: tracker.topic,
+        partition: tracker.partition,
+        consumer: null,
+        lag,
+        committed: committed === undefined ? null : String(committed.at),
+        at: tracker.highWatermarkAt,
+      });
+    }
+    return lags;
   }
 
   /** Buffers fetched records for delivery, settling at once those a previous owner finished. */

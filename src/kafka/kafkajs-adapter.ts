@@ -214,7 +214,13 @@ export function kafkajsAdapterOf(
             // A stale batch belongs to an assignment that has ended; the new owner fetches it again.
             if (isStale() || batch.messages.length === 0) return;
             const behind = BigInt(batch.lastOffset()) + 1n < BigInt(batch.highWatermark);
-            const room = listener.batch(batch.topic, batch.partition, batch.messages, behind);
+            const room = listener.batch(
+              batch.topic,
+              batch.partition,
+              batch.messages,
+              behind,
+              batch.highWatermark,
+            );
             resolveOffset(batch.lastOffset());
             if (room !== undefined) await untilRoom(room, heartbeat);
           },

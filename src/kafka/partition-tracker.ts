@@ -114,6 +114,10 @@ export class PartitionTracker implements TopicPartition {
   paused = false;
   /** Its latest batch ended below its high watermark: its next fetch brings more records. */
   behind = false;
+  /** The high watermark its latest fetch that brought records told, or null when none told one. */
+  highWatermark: string | null = null;
+  /** When `highWatermark` was read (ms since the epoch). */
+  highWatermarkAt = 0;
   /**
    * Set when a fetched batch filled the buffer and holds the client's fetching (`FetchHold`): resolved
    * when fetching may go on (see `KafkaConsumerListener.batch`), or the partition is let go.
@@ -258,6 +262,17 @@ export class PartitionTracker implements TopicPartition {
     return point;
   }
 
+  /**
+   * Records from the first unfinished offset up to the high watermark: what this consumer has left to
+   * finish. Null while no high watermark or no offset is known.
+   */
+  lag(): number | null {
+    const at = this.firstUnfinished();
+    if (this.highWatermark === null || at === null) return null;
+    const left = BigInt(this.highWatermark) - BigInt(this.offsetText(at));
+    return left > 0n ? Number(left) : 0;
+  }
+
   /** A delivered message settled or was discarded. */
   release(): void {
     if (--this.inFlight === 0 && this.idleWaiters.length > 0) {
@@ -281,6 +296,16 @@ export class PartitionTracker implements TopicPartition {
     return this.head - this.base < this.deltas.length
       ? this.deltas[this.head - this.base]
       : (this.lastReceived as number) + 1;
+  }
+
+  /**
+   * The first unfinished offset: the position to commit, or before anything finished, the first
+   * received offset (or, with none received, the committed one); null while no offset is known.
+   */
+  private firstUnfinished(): number | null {
+    const at = this.positionDelta();
+    if (at !== null || this.origin === null) return at;
+    return this.deltas.length > 0 ? this.deltas[this.head - this.base] : 0;
   }
 
   /**

@@ -4,6 +4,7 @@ export { openReceiver, Receiver } from '../receiver';
 export { ClosableReceiver } from '../receivers/closable-receiver';
 export type { FailedAction } from '../receivers/failed-action';
 export type { TransportFault, TransportHealthOptions, TransportOperation } from '../transport-fault';
+export type { TransportLag } from '../transport-lag';
 export type {
   JetStreamClientMessage,
   JetStreamConsumer,

@@ -60,6 +60,16 @@ export interface JetStreamConsumer {
 
 /** What the receiver reads of a consumer's info (the client's `ConsumerInfo`). */
 export interface JetStreamConsumerInfo {
+  /** The stream it reads. */
+  readonly stream_name: string;
+  /** The consumer's name. */
+  readonly name: string;
+  /** Messages of the stream (that its filter takes) not yet delivered to it. */
+  readonly num_pending: number;
+  /** Messages delivered to it and not yet acknowledged. */
+  readonly num_ack_pending: number;
+  /** Its acknowledgement floor: every message up to `stream_seq` is acknowledged. */
+  readonly ack_floor: { readonly stream_seq: number };
   /** The consumer's configuration. */
   readonly config: {
     /** How long the server waits for an acknowledgement before it redelivers, in nanoseconds; default 30 s. */

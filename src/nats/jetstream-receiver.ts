@@ -2,6 +2,7 @@ import { defaultFailurePolicy } from '../default-failure-policy';
 import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
 import { ClosableReceiver } from '../receivers/closable-receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
+import { LagPoll } from '../receivers/lag-poll';
 import { PullSession } from '../receivers/pull-session';
 import {
   type ResolvedTransportHealth,
@@ -10,6 +11,7 @@ import {
   type TransportHealthOptions,
   transportHealthOptions,
 } from '../transport-fault';
+import type { TransportLag } from '../transport-lag';
 import { describe, durationOption, functionOption, integerOption, optionsObject } from '../validate';
 import { HeldMessages, inProgressEveryMs } from './held-messages';
 import type { JetStreamConsumer, JetStreamFetch } from './jetstream-client';
@@ -47,6 +49,12 @@ export interface JetStreamOptions extends TransportHealthOptions {
   maxWaitMs?: number;
   /** How long `close()` waits for delivered messages to settle. Integer ≥ 0 ms. Default 30000. */
   closeTimeoutMs?: number;
+  /**
+   * How often the receiver asks the server for the consumer's info (its pending counts), which the
+   * dispatcher's stats show as `transportLag`: the figures there are at most this old. Integer ≥ 1 ms.
+   * Default 5000.
+   */
+  lagIntervalMs?: number;
   /** What a `failed` settlement does: `'redeliver'`, `{ redeliverAfterMs }`, `'ack'` or `'term'`. Default `'redeliver'`. */
   onFailed?: JetStreamFailedAction;
   /** Told each message's outcome after it was acknowledged (`ack`, `nak` or `term` sent). */
@@ -71,6 +79,7 @@ interface ResolvedOptions {
   consumer: JetStreamConsumer;
   maxWaitMs: number;
   closeTimeoutMs: number;
+  lagIntervalMs: number;
   fail: (message: JetStreamMessage) => void;
   onSettled: SettledListener<JetStreamMessage> | undefined;
   health: ResolvedTransportHealth;
@@ -98,6 +107,7 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
     'consumer',
     'maxWaitMs',
     'closeTimeoutMs',
+    'lagIntervalMs',
     'onFailed',
     'onSettled',
     ...TRANSPORT_HEALTH_OPTIONS,
@@ -117,6 +127,7 @@ function resolveOptions(options: JetStreamOptions): ResolvedOptions {
     consumer: options.consumer,
     maxWaitMs: durationOption(owner, 'maxWaitMs', options.maxWaitMs, 5000, 1000),
     closeTimeoutMs: durationOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
+    lagIntervalMs: durationOption(owner, 'lagIntervalMs', options.lagIntervalMs, 5000, 1),
     fail: failedAction(owner, options.onFailed),
     onSettled:
       options.onSettled === undefined ? undefined : functionOption(owner, 'onSettled', options.onSettled),
@@ -150,13 +161,37 @@ class JetStreamSession extends PullSession<JetStreamMessage> {
   private batch: JetStreamFetch | null = null;
   /** Delivered and not yet settled: kept in progress on the server. */
   private readonly held = new HeldMessages((err) => this.transportFailed('commit', err));
+  /** The consumer's pending counts, asked every `lagIntervalMs`. */
+  private readonly lag: LagPoll;
 
   constructor(
     private readonly options: ResolvedOptions,
     sink: ReceiverSink<JetStreamMessage>,
   ) {
     super(sink, options.onSettled, { ...options.health, receiver: RECEIVER });
+    this.lag = new LagPoll(() => this.readLag(), options.lagIntervalMs);
+    this.lag.start();
     this.runLoop(() => this.fetchLoop());
+  }
+
+  transportLag(): readonly TransportLag[] {
+    return this.lag.latest;
+  }
+
+  /** The consumer's messages not yet delivered plus those delivered and not acknowledged. */
+  private async readLag(): Promise<TransportLag[]> {
+    const info = await this.options.consumer.info();
+    return [
+      {
+        transport: 'jetstream',
+        source: info.stream_name,
+        partition: null,
+        consumer: info.name,
+        lag: info.num_pending + info.num_ack_pending,
+        committed: String(info.ack_floor.stream_seq),
+        at: Date.now(),
+      },
+    ];
   }
 
   /** Where a message came from, for errors about it: `subject 'orders.created' stream 'ORDERS' sequence 42`. */
@@ -185,6 +220,7 @@ class JetStreamSession extends PullSession<JetStreamMessage> {
   }
 
   protected override close(): void {
+    this.lag.stop();
     this.held.clear();
   }
 

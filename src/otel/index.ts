@@ -6,6 +6,7 @@ import type {
 } from '@opentelemetry/api';
 import type { DispatchMetrics } from '../metrics';
 import { backlogsByKeyText } from '../prometheus/key-labels';
+import type { TransportLag } from '../transport-lag';
 import { describe, optionsObject } from '../validate';
 import type { OpenTelemetryAttributes, OpenTelemetryMeter } from './meter';
 
@@ -36,6 +37,8 @@ export interface OpenTelemetryExportOptions {
  * (gauge per hot key, `key`); `keyed_dispatch.lane.ready`, `.pinned` (gauges, `lane`);
  * `keyed_dispatch.lane.busy_time` (counter, s, `lane`); `keyed_dispatch.long_turns` (counter);
  * `keyed_dispatch.transport.faults` (counter, `operation`: fetch, commit, heartbeat, connection);
+ * `keyed_dispatch.transport.lag` (gauge per partition, stream or consumer: `transport`, `source`, and
+ * `partition` or `consumer` where the transport has one);
  * `keyed_dispatch.handler.duration` (histogram, s).
  */
 export function exportToOpenTelemetry(
@@ -81,6 +84,11 @@ export function exportToOpenTelemetry(
     'Transport failures the receiver survived and retried, by operation',
     '{fault}',
   );
+  const lag = gauge(
+    'transport.lag',
+    'Messages of the transport this consumer has not finished, per partition, stream or consumer',
+    '{message}',
+  );
   const observables: OtelObservable[] = [
     inFlight,
     window,
@@ -95,6 +103,7 @@ export function exportToOpenTelemetry(
     busy,
     longTurns,
     transportFaults,
+    lag,
   ];
 
   const collect = (result: BatchObservableResult) => {
@@ -118,6 +127,7 @@ export function exportToOpenTelemetry(
     for (const [operation, n] of Object.entries(s.transportFaults)) {
       result.observe(transportFaults, n, { ...base, operation });
     }
+    for (const l of s.transportLag) result.observe(lag, l.lag, { ...base, ...lagAttributes(l) });
   };
   meter.addBatchObservableCallback(collect, observables);
 
@@ -131,4 +141,12 @@ export function exportToOpenTelemetry(
     meter.removeBatchObservableCallback(collect, observables);
     stopDurations();
   };
+}
+
+/** What names a source of messages, as attributes; `partition` and `consumer` only where there is one. */
+function lagAttributes(l: TransportLag): OpenTelemetryAttributes {
+  const attributes: Record<string, string | number> = { transport: l.transport, source: l.source };
+  if (l.partition !== null) attributes.partition = l.partition;
+  if (l.consumer !== null) attributes.consumer = l.consumer;
+  return attributes;
 }

@@ -2,7 +2,8 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { DispatchMetrics, MetricsSnapshot } from '../metrics';
 import { isDispatchMetrics } from '../metrics/is-metrics';
 import { describe, optionsObject } from '../validate';
-import { DEFAULT_PREFIX, DURATION, INSTRUMENTS } from './instruments';
+import { DEFAULT_PREFIX, DURATION, INSTRUMENTS, labelNamesOf, labelsOf } from './instruments';
+import { LAG_LABELS } from './lag-instrument';
 import type { PrometheusRegistry } from './registry';
 
 /** Options of `exportToPrometheus`. */
@@ -20,7 +21,7 @@ export interface PrometheusExportOptions {
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 /** Label names the instruments use themselves, or Prometheus reserves. */
-const RESERVED = new Set(['key', 'lane', 'operation', 'le', 'quantile']);
+const RESERVED = new Set(['key', 'lane', 'operation', ...LAG_LABELS, 'le', 'quantile']);
 
 interface Exported {
   readonly metrics: DispatchMetrics;
@@ -106,7 +107,7 @@ class RegistryExport {
       const config = {
         name: `${prefix}_${instrument.name}`,
         help: instrument.help,
-        labelNames: instrument.label === undefined ? [...labelNames] : [...labelNames, instrument.label],
+        labelNames: labelNamesOf(instrument, labelNames),
         registers: [registry as Registry],
         collect: () => this.fill(i),
       };
@@ -167,10 +168,7 @@ class RegistryExport {
     metric.reset();
     for (const [source, snapshot] of this.read) {
       for (const sample of instrument.samples(snapshot)) {
-        const labels =
-          instrument.label === undefined
-            ? source.labels
-            : { ...source.labels, [instrument.label]: sample.label ?? '' };
+        const labels = labelsOf(instrument, source.labels, sample);
         // A counter's value is the dispatcher's own running total, set anew on each scrape.
         if (metric instanceof Gauge) metric.set(labels, sample.value);
         else metric.inc(labels, sample.value);
@@ -186,7 +184,7 @@ function checkLabels(labels: unknown): Record<string, string> {
     if (!LABEL_NAME.test(name) || name.startsWith('__') || RESERVED.has(name)) {
       throw new TypeError(
         `exportToPrometheus: expected the names in \`labels\` to be Prometheus label names other than ` +
-          `key, lane, operation, le and quantile, got ${describe(name)}`,
+          `${[...RESERVED].slice(0, -1).join(', ')} and ${[...RESERVED].at(-1)}, got ${describe(name)}`,
       );
     }
     if (typeof value !== 'string') {

@@ -1,6 +1,6 @@
 import type { MetricsSnapshot } from '../metrics';
 import type { DurationHistogram } from './duration-histogram';
-import { DURATION, INSTRUMENTS } from './instruments';
+import { DURATION, INSTRUMENTS, labelsOf } from './instruments';
 import type { Family, Labels, Sample } from './text-format';
 
 /** One dispatcher as it is exposed: its labels (e.g. `{ dispatcher: 'orders' }`), its metrics now, its durations. */
@@ -17,9 +17,7 @@ export function prometheusFamilies(dispatchers: readonly ExposedDispatcher[], pr
     const samples: Sample[] = [];
     for (const d of dispatchers) {
       for (const sample of instrument.samples(d.snapshot)) {
-        const labels =
-          instrument.label === undefined ? d.labels : { ...d.labels, [instrument.label]: sample.label ?? '' };
-        samples.push({ labels, value: sample.value });
+        samples.push({ labels: labelsOf(instrument, d.labels, sample), value: sample.value });
       }
     }
     return { name: `${prefix}_${instrument.name}`, help: instrument.help, type: instrument.type, samples };

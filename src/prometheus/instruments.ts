@@ -1,9 +1,12 @@
 import type { MetricsSnapshot } from '../metrics';
 import { backlogsByKeyText } from './key-labels';
+import { LAG_INSTRUMENT } from './lag-instrument';
 
 /** One value of an instrument; `label` is the value of the instrument's own label (`key`, `lane`, `operation`), if it has one. */
 export interface InstrumentSample {
   readonly label?: string;
+  /** The values of the instrument's own `labels`, for an instrument with several. */
+  readonly labels?: Readonly<Record<string, string>>;
   readonly value: number;
 }
 
@@ -22,7 +25,25 @@ export interface Instrument {
    * lanes, `operation` for what a transport was doing when it failed.
    */
   readonly label?: 'key' | 'lane' | 'operation';
+  /** The instrument's own labels where it has several (`transport_lag`); each sample gives their values. */
+  readonly labels?: readonly string[];
   samples(snapshot: MetricsSnapshot): InstrumentSample[];
+}
+
+/** The label names of `instrument`'s samples: the dispatcher's `base` ones, then its own. */
+export function labelNamesOf(instrument: Instrument, base: readonly string[]): string[] {
+  if (instrument.label !== undefined) return [...base, instrument.label];
+  return [...base, ...(instrument.labels ?? [])];
+}
+
+/** The labels of one sample of `instrument`: the dispatcher's `base` ones, then its own. */
+export function labelsOf(
+  instrument: Instrument,
+  base: Readonly<Record<string, string>>,
+  sample: InstrumentSample,
+): Readonly<Record<string, string>> {
+  if (instrument.label !== undefined) return { ...base, [instrument.label]: sample.label ?? '' };
+  return sample.labels === undefined ? base : { ...base, ...sample.labels };
 }
 
 const one = (value: number): InstrumentSample[] => [{ value }];
@@ -115,6 +136,7 @@ export const INSTRUMENTS: readonly Instrument[] = [
     samples: (s) =>
       Object.entries(s.transportFaults).map(([operation, value]) => ({ label: operation, value })),
   },
+  LAG_INSTRUMENT,
 ];
 
 /** The handler-duration histogram: its name after the prefix, its help and its bucket bounds in seconds. */

@@ -4,6 +4,7 @@ export { openReceiver, Receiver } from '../receiver';
 export { ClosableReceiver } from '../receivers/closable-receiver';
 export type { FailedAction } from '../receivers/failed-action';
 export type { TransportFault, TransportHealthOptions, TransportOperation } from '../transport-fault';
+export type { TransportLag } from '../transport-lag';
 export type { RedisStreamMessage } from './message';
 export type { RedisClient } from './redis-client';
 export { fromRedisStreams, type RedisStreamsOptions } from './redis-streams-receiver';

@@ -3,6 +3,7 @@ import { defaultFailurePolicy } from '../default-failure-policy';
 import type { ReceiverSink, SettledListener, Settlement } from '../receiver';
 import { ClosableReceiver } from '../receivers/closable-receiver';
 import { type FailedAction, failedActionOption } from '../receivers/failed-action';
+import { LagPoll } from '../receivers/lag-poll';
 import { PullSession } from '../receivers/pull-session';
 import {
   type ResolvedTransportHealth,
@@ -12,6 +13,7 @@ import {
   type TransportOperation,
   transportHealthOptions,
 } from '../transport-fault';
+import type { TransportLag } from '../transport-lag';
 import { describe, durationOption, functionOption, optionsObject } from '../validate';
 import { type RedisStreamMessage, toMessage } from './message';
 import type { RedisClient } from './redis-client';
@@ -45,6 +47,12 @@ export interface RedisStreamsOptions extends TransportHealthOptions {
   claimIntervalMs?: number;
   /** How long `close()` waits for delivered entries to settle (their `XACK` answered). Integer ≥ 0 ms. Default 30000. */
   closeTimeoutMs?: number;
+  /**
+   * How often the receiver asks Redis for the group's lag on each stream (`XINFO GROUPS`, on the command
+   * connection), which the dispatcher's stats show as `transportLag`: the figures there are at most this
+   * old. Integer ≥ 1 ms. Default 5000.
+   */
+  lagIntervalMs?: number;
   /**
    * How long a command of the receiver (`XREADGROUP`, `XACK`, `XAUTOCLAIM`, `XPENDING`, …) may go
    * unanswered — beyond a blocking read's own `maxWaitMs` — before it counts as a transport failure,
@@ -88,6 +96,7 @@ interface ResolvedOptions {
   claimMinIdleMs: number;
   claimIntervalMs: number;
   closeTimeoutMs: number;
+  lagIntervalMs: number;
   commandTimeoutMs: number;
   onFailed: FailedAction;
   onSettled: SettledListener<RedisStreamMessage> | undefined;
@@ -122,6 +131,7 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     'claimMinIdleMs',
     'claimIntervalMs',
     'closeTimeoutMs',
+    'lagIntervalMs',
     'commandTimeoutMs',
     'onFailed',
     'onSettled',
@@ -156,6 +166,7 @@ function resolveOptions(options: RedisStreamsOptions): ResolvedOptions {
     claimMinIdleMs: durationOption(owner, 'claimMinIdleMs', options.claimMinIdleMs, 30_000, 0),
     claimIntervalMs: durationOption(owner, 'claimIntervalMs', options.claimIntervalMs, 5000, 1),
     closeTimeoutMs: durationOption(owner, 'closeTimeoutMs', options.closeTimeoutMs, 30_000, 0),
+    lagIntervalMs: durationOption(owner, 'lagIntervalMs', options.lagIntervalMs, 5000, 1),
     commandTimeoutMs: durationOption(owner, 'commandTimeoutMs', options.commandTimeoutMs, 5000, 1),
     onFailed: failedActionOption(owner, options.onFailed, ['redeliver', 'ack']),
     onSettled:
@@ -221,6 +232,8 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
   /** Round-robin start among live streams, so one busy stream cannot starve the others. */
   private nextStream = 0;
   private nextClaimAt = 0;
+  /** The group's lag on each stream, asked every `lagIntervalMs`. */
+  private readonly lag: LagPoll;
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -238,7 +251,37 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
     // Each failed attempt to reconnect; unlistened, ioredis would print every one of them.
     this.reader.on('error', (err: unknown) => this.transportFailed('connection', err));
     this.reader.on('ready', () => this.transportRecovered());
+    this.lag = new LagPoll(() => this.readLag(), options.lagIntervalMs);
+    this.lag.start();
     this.runLoop(() => this.readLoop());
+  }
+
+  transportLag(): readonly TransportLag[] {
+    return this.lag.latest;
+  }
+
+  /**
+   * The group's entries not yet delivered (`lag`) plus those pending, per stream. Where Redis cannot
+   * count the undelivered ones (its `lag` is nil after entries were deleted), the pending ones alone.
+   */
+  private async readLag(): Promise<TransportLag[]> {
+    const { redis, group } = this.options;
+    const lags: TransportLag[] = [];
+    for (const { name } of this.states) {
+      const groups = (await redis.xinfo('GROUPS', name)) as unknown[][];
+      const info = groups.map(pairs).find((g) => g.name === group);
+      if (info === undefined) continue;
+      lags.push({
+        transport: 'redis',
+        source: name,
+        partition: null,
+        consumer: group,
+        lag: Number(info.lag ?? 0) + Number(info.pending ?? 0),
+        committed: String(info['last-delivered-id']),
+        at: Date.now(),
+      });
+    }
+    return lags;
   }
 
   /** Where an entry came from, for errors about it: `stream 'orders' entry 1700000000000-0 in group 'billing'`. */
@@ -266,6 +309,7 @@ class RedisStreamsSession extends PullSession<RedisStreamMessage> {
 
   /** Everything settled before the end is acknowledged before the close resolves (up to `closeTimeoutMs`). */
   protected override async close(): Promise<void> {
+    this.lag.stop();
     if (this.acks.size === 0) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<void>((resolve) => {

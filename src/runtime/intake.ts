@@ -87,6 +87,7 @@ export class Intake<T> {
       settle: (message, outcome, error) => session.settle(message, outcome, error),
       parked: (message) => session.parked?.(message),
       unparked: (message) => session.unparked?.(message),
+      transportLag: () => session.transportLag?.() ?? [],
       ...(session.describe === undefined
         ? {}
         : { describe: (message: T) => (session.describe as (message: T) => string)(message) }),

@@ -1,5 +1,6 @@
-import { from, type ObservableInput, type Subscriber, type Subscription } from 'rxjs';
-import { type HandlerContext, hasNativeThen, notObservableInput } from '../engine/mailbox';
+import type { ObservableInput, Subscriber, Subscription } from 'rxjs';
+import { followResult } from '../engine/handler-result';
+import type { HandlerContext } from '../engine/mailbox';
 import { WHOLE } from './protocol';
 
 type HandlerFn = (message: unknown, context: HandlerContext<unknown>) => ObservableInput<unknown>;
@@ -40,39 +41,23 @@ export class HeldRun {
       this.ended(run, true, err);
       return;
     }
-    if (input === undefined || input === null) {
-      this.ended(run, true, notObservableInput(input, this.context.key));
-      return;
-    }
-    if (hasNativeThen(input)) {
-      try {
-        input.then(
-          (value) => {
-            if (run !== this.runs) return;
-            this.subscriber.next(value);
-            this.ended(run, false);
-          },
-          (err) => this.ended(run, true, err),
-        );
-      } catch (err) {
-        this.ended(run, true, err);
-      }
-      return;
-    }
-    try {
-      const running = from(input).subscribe({
+    const running = followResult(input, this.context.key, {
+      resolved: (value) => {
+        if (run !== this.runs) return;
+        this.subscriber.next(value);
+        this.ended(run, false);
+      },
+      rejected: (err) => this.ended(run, true, err),
+      observer: () => ({
         next: (value) => {
           if (run === this.runs) this.subscriber.next(value);
         },
         error: (err) => this.ended(run, true, err),
         complete: () => this.ended(run, false),
-      });
-      // Kept only while it runs: one that ended at once left nothing to cancel.
-      if (run === this.runs && !running.closed) this.running = running;
-    } catch (err) {
-      // `from` refuses what is not an ObservableInput: a failure of this run.
-      this.ended(run, true, err);
-    }
+      }),
+    });
+    // Kept only while it runs: one that ended at once left nothing to cancel.
+    if (running !== null && run === this.runs && !running.closed) this.running = running;
   }
 
   /** Runs it again on its key's lane (see `start`). */

@@ -1,5 +1,5 @@
 import type { LaneWork } from '../dispatch/lanes';
-import { hottest, type KeyBacklog, type Routed, type Router } from '../dispatch/router';
+import { backlogIn, hotKeysIn, type KeyBacklog, type Routed, type Router } from '../dispatch/router';
 import { textOf } from '../internal/text-of';
 import { wrongAnswer } from '../internal/wrong-answer';
 import { isKeyFailure } from '../key-failure';
@@ -109,14 +109,11 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
   }
 
   backlogOf(key: K): number {
-    return this.placements.get(key)?.unfinished ?? 0;
+    return backlogIn(this.placements, key);
   }
 
   hotKeys(n: number): KeyBacklog[] {
-    return hottest(
-      Array.from(this.placements, ([key, placement]) => ({ key, backlog: placement.unfinished })),
-      n,
-    );
+    return hotKeysIn(this.placements, n);
   }
 
   close(): void {

@@ -5,7 +5,8 @@
  * records (wire.ts).
  */
 import { parentPort, type TransferListItem, workerData } from 'node:worker_threads';
-import { from, Observable, type ObservableInput, type Subscription } from 'rxjs';
+import { Observable, type ObservableInput, type Subscription } from 'rxjs';
+import { followResult } from '../engine/handler-result';
 import { Lane } from '../engine/lane';
 import { threadLoop } from '../engine/lane-loop';
 import { type HandlerContext, Mailbox, type MailboxOwner } from '../engine/mailbox';
@@ -398,12 +399,22 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
         }
         envelope.message = data;
         envelope.awaitsData = false;
+        let input: ObservableInput<unknown>;
         try {
-          run = from(this.handle(envelope, context)).subscribe(subscriber);
+          input = this.handle(envelope, context);
         } catch (err) {
-          // A handler that throws, or returns what cannot run, fails its message as in the mailbox.
+          // A handler that throws fails its message as in the mailbox.
           subscriber.error(err);
+          return;
         }
+        run = followResult(input, context.key, {
+          resolved: (value) => {
+            subscriber.next(value);
+            subscriber.complete();
+          },
+          rejected: (err) => subscriber.error(err),
+          observer: () => subscriber,
+        });
       });
       sendWant(envelope.id);
       return () => {

@@ -143,7 +143,7 @@ export class DispatcherView {
     this.showOldest(frame);
     this.showTransportFaults(frame);
     this.lastError.update(frame.lastError);
-    this.transport.update(frame.transport);
+    this.transport.update(frame);
     this.throughput.update(points.map((p) => ({ time: p[0], values: [p[1], p[2], p[3]] })));
     this.latency.update(points.map((p) => ({ time: p[0], values: [p[4], p[5]] })));
     this.showHotKeys(frame);

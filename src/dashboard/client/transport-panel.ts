@@ -1,7 +1,18 @@
 /// <reference lib="dom" />
-import type { TransportRow } from '../frame';
+
+import type { TransportLag } from '../../transport-lag';
+import type { DispatcherFrame, TransportRow } from '../frame';
 import { el } from './dom';
 import { clock, count } from './format';
+
+/** A row of the panel: a source's lag (a partition, a stream) or the receiver's faults; what a row lacks is null. */
+interface PanelRow {
+  readonly source: string;
+  readonly lag: number | null;
+  readonly committed: string | null;
+  readonly faults: TransportRow['faults'] | null;
+  readonly lastFault: TransportRow['lastFault'];
+}
 
 /** A column of the transport panel: its heading and each row's cell. */
 interface Column {
@@ -9,21 +20,23 @@ interface Column {
   readonly numeric?: boolean;
   /** Long text (an error) that wraps; other cells stay on one line. */
   readonly wraps?: boolean;
-  readonly cell: (row: TransportRow) => string;
+  readonly cell: (row: PanelRow) => string;
   /** Shown in the red of failures when true. */
-  readonly fault?: (row: TransportRow) => boolean;
+  readonly fault?: (row: PanelRow) => boolean;
 }
 
 const faults = (operation: keyof TransportRow['faults']): Column => ({
   label: operation,
   numeric: true,
-  cell: (row) => count(row.faults[operation]),
-  fault: (row) => row.faults[operation] > 0,
+  cell: (row) => (row.faults === null ? '' : count(row.faults[operation])),
+  fault: (row) => (row.faults?.[operation] ?? 0) > 0,
 });
 
-/** The panel's columns, in order: a figure a transport reports per source (lag, committed position) is one more entry. */
+/** The panel's columns, in order: another figure a transport reports is one more entry. */
 const COLUMNS: readonly Column[] = [
   { label: 'source', cell: (row) => row.source },
+  { label: 'lag', numeric: true, cell: (row) => (row.lag === null ? '' : count(row.lag)) },
+  { label: 'committed', numeric: true, cell: (row) => row.committed ?? '' },
   faults('fetch'),
   faults('commit'),
   faults('heartbeat'),
@@ -32,7 +45,20 @@ const COLUMNS: readonly Column[] = [
   { label: 'last fault', wraps: true, cell: (row) => row.lastFault?.text ?? '' },
 ];
 
-/** The receiver's transport: a row per source it reports, with its faults by operation and the last one. */
+/** `orders [3]`, `orders (workers)`: a source of messages as the panel names it. */
+function lagRow(lag: TransportLag): PanelRow {
+  const where = lag.partition === null ? '' : ` [${lag.partition}]`;
+  const who = lag.consumer === null ? '' : ` (${lag.consumer})`;
+  return {
+    source: `${lag.source}${where}${who}`,
+    lag: lag.lag,
+    committed: lag.committed,
+    faults: null,
+    lastFault: null,
+  };
+}
+
+/** The receiver's transport: a row per source it reports (lag, committed position), then its faults. */
 export class TransportPanel {
   readonly element: HTMLTableElement;
   private readonly body = el('tbody');
@@ -48,7 +74,11 @@ export class TransportPanel {
     );
   }
 
-  update(rows: readonly TransportRow[]): void {
+  update(frame: DispatcherFrame): void {
+    const rows: PanelRow[] = [
+      ...frame.transportLag.map(lagRow),
+      ...frame.transport.map((row) => ({ ...row, lag: null, committed: null })),
+    ];
     const shown = rows.map((row) =>
       el(
         'tr',
@@ -65,7 +95,15 @@ export class TransportPanel {
     );
     if (shown.length === 0) {
       shown.push(
-        el('tr', {}, el('td', { class: 'empty', colspan: String(COLUMNS.length) }, 'no transport fault')),
+        el(
+          'tr',
+          {},
+          el(
+            'td',
+            { class: 'empty', colspan: String(COLUMNS.length) },
+            'no lag reported, no transport fault',
+          ),
+        ),
       );
     }
     this.body.replaceChildren(...shown);

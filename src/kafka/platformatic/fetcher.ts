@@ -250,7 +250,9 @@ export class Fetcher {
         const messages = toKafkaRecords(records, offset);
         const behind = next !== null && next < highWatermark;
         const room =
-          messages.length > 0 ? this.listener.batch(topic, partitionIndex, messages, behind) : undefined;
+          messages.length > 0
+            ? this.listener.batch(topic, partitionIndex, messages, behind, String(highWatermark))
+            : undefined;
         if (room !== undefined) rooms.push(room);
       }
     }
