@@ -23,7 +23,7 @@ export interface DispatchSnapshot {
   readonly settled: number;
   /** Messages settled as failed or dead-lettered: a failure policy gave up on them, or none handled the failure. */
   readonly failed: number;
-  /** Of `failed`, the messages the failure policy's `deadLetter` took. */
+  /** Of `failed`, the messages the failure policy's `deadLetter` took (settled `dead-lettered`). */
   readonly deadLettered: number;
   /**
    * Failed attempts: each time a message's handler (or its key selector) failed, whether it was retried

@@ -31,20 +31,23 @@ describe('GET /metrics', () => {
     const now = orders.read();
     const o = { dispatcher: 'orders' };
     expect(sampleValue(families, 'keyed_dispatch_in_flight', o)).toBe(now.inFlight);
-    expect(sampleValue(families, 'keyed_dispatch_window', o)).toBe(256);
+    expect(sampleValue(families, 'keyed_dispatch_max_in_flight', o)).toBe(256);
     expect(sampleValue(families, 'keyed_dispatch_live_mailboxes', o)).toBe(2);
     expect(sampleValue(families, 'keyed_dispatch_overflow', o)).toBe(0);
     expect(sampleValue(families, 'keyed_dispatch_messages_admitted_total', o)).toBe(6);
-    expect(sampleValue(families, 'keyed_dispatch_messages_settled_total', o)).toBe(1);
-    expect(sampleValue(families, 'keyed_dispatch_messages_failed_total', o)).toBe(0);
+    expect(sampleValue(families, 'keyed_dispatch_messages_settled_total', { ...o, outcome: 'handled' })).toBe(
+      1,
+    );
+    expect(sampleValue(families, 'keyed_dispatch_messages_settled_total', { ...o, outcome: 'failed' })).toBe(
+      0,
+    );
     expect(sampleValue(families, 'keyed_dispatch_long_turns_total', o)).toBe(0);
-    // Only the current top `hotKeys` keys are labels.
-    expect(families.get('keyed_dispatch_key_backlog')?.samples).toEqual([
-      { name: 'keyed_dispatch_key_backlog', labels: { dispatcher: 'orders', key: 'a' }, value: 3 },
-      { name: 'keyed_dispatch_key_backlog', labels: { dispatcher: 'orders', key: 'b' }, value: 2 },
-    ]);
+    // Keys are not labels: the hottest key's backlog stands for them.
+    expect(sampleValue(families, 'keyed_dispatch_hottest_key_backlog', o)).toBe(3);
+    expect(families.get('keyed_dispatch_key_backlog')?.samples).toEqual([]);
+    // Lanes are the executor's (the shared one here), listed once.
     for (const lane of now.lanes) {
-      const at = { dispatcher: 'orders', lane: String(lane.index) };
+      const at = { lane: String(lane.index) };
       expect(sampleValue(families, 'keyed_dispatch_lane_pinned', at)).toBe(lane.pinned);
       expect(sampleValue(families, 'keyed_dispatch_lane_ready', at)).toBe(lane.ready);
       expect(sampleValue(families, 'keyed_dispatch_lane_busy_time_seconds_total', at)).toBeGreaterThanOrEqual(
@@ -57,34 +60,13 @@ describe('GET /metrics', () => {
     run.stop();
   });
 
-  it('escapes keys in label values, so quotes, backslashes and line breaks come back as they were', async () => {
+  it('escapes dispatcher names in label values, so quotes, backslashes and line breaks come back as they were', async () => {
     const metrics = new DispatchMetrics();
-    const key = 'say "hi"\\n\nkeyed_dispatch_in_flight{dispatcher="forged"} 999';
-    const run = gated(metrics, [key, key]);
-    const families = await (await scrape({ sources: { orders: metrics } }))();
-    expect(sampleValue(families, 'keyed_dispatch_key_backlog', { dispatcher: 'orders', key })).toBe(2);
+    const name = 'say "hi"\\n\nkeyed_dispatch_in_flight{dispatcher="forged"} 999';
+    const run = gated(metrics, ['a', 'a']);
+    const families = await (await scrape({ sources: { [name]: metrics } }))();
+    expect(sampleValue(families, 'keyed_dispatch_in_flight', { dispatcher: name })).toBe(2);
     expect(families.get('keyed_dispatch_in_flight')?.samples).toHaveLength(1);
-    run.stop();
-  });
-
-  it('labels keys that have no text form (no prototype, a throwing toString) by their tag, one sample per label', async () => {
-    const metrics = new DispatchMetrics();
-    const throwing = {
-      toString() {
-        throw new Error('no text');
-      },
-    };
-    const run = gated(metrics, [Object.create(null), throwing, throwing, 'plain']);
-    const families = await (await scrape({ sources: { orders: metrics } }))();
-    // Two keys with one text are one series: their backlogs add up.
-    expect(families.get('keyed_dispatch_key_backlog')?.samples).toEqual([
-      {
-        name: 'keyed_dispatch_key_backlog',
-        labels: { dispatcher: 'orders', key: '[object Object]' },
-        value: 3,
-      },
-      { name: 'keyed_dispatch_key_backlog', labels: { dispatcher: 'orders', key: 'plain' }, value: 1 },
-    ]);
     run.stop();
   });
 

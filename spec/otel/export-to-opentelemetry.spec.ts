@@ -39,7 +39,10 @@ describe('exportToOpenTelemetry', () => {
   it('publishes counters, gauges, hot-key backlogs and lane depths through a real MeterProvider', async () => {
     const { meter, collect, shutdown } = sdk();
     const metrics = new DispatchMetrics({ hotKeys: 1 });
-    const stop = exportToOpenTelemetry(metrics, meter, { attributes: { dispatcher: 'orders' } });
+    const stop = exportToOpenTelemetry(metrics, meter, {
+      attributes: { dispatcher: 'orders' },
+      hotKeyLabels: 1,
+    });
     const gates: Subject<void>[] = [];
     const executor = new KeyedExecutor({ workers: 2 });
     const subscription = fromIterable<Message>([
@@ -66,15 +69,26 @@ describe('exportToOpenTelemetry', () => {
     const data = await collect();
     const orders = { dispatcher: 'orders' };
     expect(points(data, 'keyed_dispatch.in_flight')).toEqual([{ value: 3, attributes: orders }]);
-    expect(points(data, 'keyed_dispatch.window')).toEqual([{ value: 256, attributes: orders }]);
+    expect(points(data, 'keyed_dispatch.max_in_flight')).toEqual([{ value: 256, attributes: orders }]);
     expect(points(data, 'keyed_dispatch.live_mailboxes')).toEqual([{ value: 1, attributes: orders }]);
     expect(points(data, 'keyed_dispatch.messages.admitted')).toEqual([{ value: 4, attributes: orders }]);
-    expect(points(data, 'keyed_dispatch.messages.settled')).toEqual([{ value: 1, attributes: orders }]);
-    expect(points(data, 'keyed_dispatch.messages.failed')).toEqual([{ value: 0, attributes: orders }]);
+    expect(points(data, 'keyed_dispatch.messages.settled')).toEqual([
+      { value: 1, attributes: { ...orders, outcome: 'handled' } },
+      { value: 0, attributes: { ...orders, outcome: 'dead_lettered' } },
+      { value: 0, attributes: { ...orders, outcome: 'failed' } },
+    ]);
+    expect(points(data, 'keyed_dispatch.failed_attempts')).toEqual([{ value: 0, attributes: orders }]);
+    expect(points(data, 'keyed_dispatch.hottest_key.backlog')).toEqual([{ value: 3, attributes: orders }]);
     expect(points(data, 'keyed_dispatch.key.backlog')).toEqual([
       { value: 3, attributes: { ...orders, key: 'a' } },
     ]);
-    expect(points(data, 'keyed_dispatch.lane.pinned').map((p) => p.attributes.lane)).toEqual([0, 1]);
+    // Lanes belong to the executor: labelled by it, not by the dispatcher.
+    const lanes = points(data, 'keyed_dispatch.lane.pinned').map((p) => p.attributes);
+    expect(lanes.map((a) => Object.keys(a).sort())).toEqual([
+      ['executor', 'lane'],
+      ['executor', 'lane'],
+    ]);
+    expect(lanes.map((a) => a.lane)).toEqual(['0', '1']);
     expect(points(data, 'keyed_dispatch.lane.ready').every((p) => p.value === 0)).toBe(true);
 
     subscription.unsubscribe();
@@ -85,7 +99,7 @@ describe('exportToOpenTelemetry', () => {
   it('gives keys that have no text form (no prototype, a throwing toString) their tag as the key attribute, one point per value', async () => {
     const { meter, collect, shutdown } = sdk();
     const metrics = new DispatchMetrics();
-    const stop = exportToOpenTelemetry(metrics, meter);
+    const stop = exportToOpenTelemetry(metrics, meter, { hotKeyLabels: 10 });
     const throwing = {
       toString() {
         throw new Error('no text');
@@ -101,6 +115,39 @@ describe('exportToOpenTelemetry', () => {
     ]);
     subscription.unsubscribe();
     stop();
+    await shutdown();
+  });
+
+  it('publishes each lane once per executor, whichever dispatchers share it, and labels no key by default', async () => {
+    const { meter, collect, shutdown } = sdk();
+    const executor = new KeyedExecutor({ workers: 2 });
+    const exported = ['orders', 'billing'].map((dispatcher) => {
+      const metrics = new DispatchMetrics();
+      const stop = exportToOpenTelemetry(metrics, meter, { attributes: { dispatcher } });
+      const subscription = fromIterable<Message>([
+        { key: `${dispatcher}-1`, seq: 0 },
+        { key: `${dispatcher}-2`, seq: 1 },
+      ])
+        .pipe(
+          keyedDispatch({
+            executor,
+            stats: metrics,
+            key: (m: Message) => m.key,
+            handle: () => new Subject<void>(),
+          }),
+        )
+        .subscribe();
+      return { stop, subscription };
+    });
+    const data = await collect();
+    const pinned = points(data, 'keyed_dispatch.lane.pinned');
+    expect(pinned).toHaveLength(2);
+    expect(pinned.reduce((sum, p) => sum + (p.value as number), 0)).toBe(4);
+    expect(points(data, 'keyed_dispatch.key.backlog')).toEqual([]);
+    for (const { stop, subscription } of exported) {
+      subscription.unsubscribe();
+      stop();
+    }
     await shutdown();
   });
 

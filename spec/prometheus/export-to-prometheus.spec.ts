@@ -23,7 +23,7 @@ async function openTelemetryNames(): Promise<string[]> {
   const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
   const provider = new MeterProvider({ readers: [reader] });
   const metrics = new DispatchMetrics({ sampleEvery: 1 });
-  const stop = exportToOpenTelemetry(metrics, provider.getMeter('spec'));
+  const stop = exportToOpenTelemetry(metrics, provider.getMeter('spec'), { hotKeyLabels: 1 });
   const run = gated(metrics, ['a', 'b']);
   // A transport's lag is observed only where a receiver reports one: a second dispatcher's.
   const laggingMetrics = new DispatchMetrics();
@@ -51,7 +51,7 @@ describe('exportToPrometheus', () => {
   it('registers the names of the OpenTelemetry export as a Prometheus exporter writes them, and of the dashboard', async () => {
     const registry = new Registry();
     const metrics = new DispatchMetrics();
-    const stop = exportToPrometheus(metrics, registry, { labels: { dispatcher: 'orders' } });
+    const stop = exportToPrometheus(metrics, registry, { labels: { dispatcher: 'orders' }, hotKeyLabels: 1 });
     const run = gated(metrics, ['a']);
     const registered = [...(await scrape(registry)).keys()].sort();
     expect(registered).toEqual(await openTelemetryNames());
@@ -69,29 +69,31 @@ describe('exportToPrometheus', () => {
     const registry = new Registry();
     const metrics = new DispatchMetrics({ hotKeys: 2 });
     const reads = jest.spyOn(metrics, 'read');
-    const stop = exportToPrometheus(metrics, registry, { labels: { dispatcher: 'orders' } });
+    const stop = exportToPrometheus(metrics, registry, { labels: { dispatcher: 'orders' }, hotKeyLabels: 2 });
     const run = gated(metrics, ['a', 'a', 'a', 'b', 'b', 'c']);
     run.finish('c');
     const families = await scrape(registry);
     expect(reads).toHaveBeenCalledTimes(1);
     const o = { dispatcher: 'orders' };
     expect(sampleValue(families, 'keyed_dispatch_in_flight', o)).toBe(5);
-    expect(sampleValue(families, 'keyed_dispatch_window', o)).toBe(256);
+    expect(sampleValue(families, 'keyed_dispatch_max_in_flight', o)).toBe(256);
     expect(sampleValue(families, 'keyed_dispatch_messages_admitted_total', o)).toBe(6);
-    expect(sampleValue(families, 'keyed_dispatch_messages_settled_total', o)).toBe(1);
+    expect(sampleValue(families, 'keyed_dispatch_messages_settled_total', { ...o, outcome: 'handled' })).toBe(
+      1,
+    );
     expect(sampleValue(families, 'keyed_dispatch_key_backlog', { ...o, key: 'a' })).toBe(3);
     expect(sampleValue(families, 'keyed_dispatch_key_backlog', { ...o, key: 'b' })).toBe(2);
-    expect(sampleValue(families, 'keyed_dispatch_lane_pinned', { ...o, lane: '0' })).toBe(
+    expect(sampleValue(families, 'keyed_dispatch_lane_pinned', { lane: '0' })).toBe(
       metrics.read().lanes[0].pinned,
     );
     run.stop();
     stop();
   });
 
-  it('labels only the current top keys, so the key label set stays bounded as keys come and go', async () => {
+  it('labels only the current top hotKeyLabels keys when asked, as keys come and go', async () => {
     const registry = new Registry();
-    const metrics = new DispatchMetrics({ hotKeys: 3 });
-    const stop = exportToPrometheus(metrics, registry);
+    const metrics = new DispatchMetrics({ hotKeys: 5 });
+    const stop = exportToPrometheus(metrics, registry, { hotKeyLabels: 3 });
     const keys = (families: Awaited<ReturnType<typeof scrape>>) =>
       (families.get('keyed_dispatch_key_backlog')?.samples ?? []).map((s) => s.labels.key);
     const first = gated(metrics, [...times(5, 'x'), ...Array.from({ length: 50 }, (_, i) => `k${i}`)]);
@@ -106,7 +108,7 @@ describe('exportToPrometheus', () => {
   it('labels keys that have no text form (no prototype, a throwing toString) by their tag, one sample per label', async () => {
     const registry = new Registry();
     const metrics = new DispatchMetrics();
-    const stop = exportToPrometheus(metrics, registry);
+    const stop = exportToPrometheus(metrics, registry, { hotKeyLabels: 10 });
     const throwing = {
       toString() {
         throw new Error('no text');
@@ -200,7 +202,7 @@ describe('exportToPrometheus', () => {
       "exportToPrometheus: expected `prefix` to be a Prometheus metric name, got 'bad-name' (string)",
     );
     expect(() => exportToPrometheus(metrics, registry, { labels: { key: 'x' } })).toThrow(
-      "exportToPrometheus: expected the names in `labels` to be Prometheus label names other than key, lane, operation, transport, source, partition, consumer, le and quantile, got 'key' (string)",
+      "exportToPrometheus: expected the names in `labels` to be Prometheus label names other than outcome, key, operation, transport, source, partition, consumer, lane, executor, le and quantile, got 'key' (string)",
     );
     expect(() => exportToPrometheus(metrics, registry, { labels: { team: 7 as never } })).toThrow(
       'exportToPrometheus: expected `labels.team` to be a string, got 7 (number)',

@@ -6,7 +6,7 @@ import type { NamedMetrics } from './sources';
 
 /**
  * `GET /metrics`: every dispatcher in the Prometheus text format, labelled `dispatcher="<name>"`, with
- * the names of `keyed-dispatch/prometheus`. Gauges and counters are read on request; handler durations
+ * the names of `keyed-dispatch/prometheus` (lanes once per executor, no per-key labels). Gauges and counters are read on request; handler durations
  * are counted from the first request on, so a dashboard nobody scrapes listens to nothing.
  */
 export class MetricsEndpoint {
@@ -21,7 +21,9 @@ export class MetricsEndpoint {
       prometheusFamilies(
         this.sources.map(({ name, metrics }) => ({
           labels: { dispatcher: name },
-          snapshot: metrics.read(),
+          metrics,
+          // The hot keys' names are not labels here: each would be a series of its own.
+          hotKeyLabels: 0,
           durations: durations.get(name),
         })),
         DEFAULT_PREFIX,

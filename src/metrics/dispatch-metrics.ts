@@ -13,6 +13,7 @@ import {
   statsLink,
 } from '../stats';
 import { describe, durationOption, integerOption, optionsObject } from '../validate';
+import { exposeLanes } from './executor-lanes';
 import { Histogram, type LatencySummary } from './histogram';
 import { type OldestUnfinished, OldestUnfinishedTracker } from './oldest-unfinished';
 
@@ -177,6 +178,7 @@ export class DispatchMetrics extends DispatchStats {
       detach: (source) => counters.detach(source) && this.#detached(),
       facts: () => counters.facts(),
     });
+    exposeLanes(this, () => this.#lanes);
   }
 
   /** A dispatcher started: measure its lanes from here. */

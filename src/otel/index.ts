@@ -5,8 +5,16 @@ import type {
   Observable as OtelObservable,
 } from '@opentelemetry/api';
 import type { DispatchMetrics } from '../metrics';
-import { backlogsByKeyText } from '../prometheus/key-labels';
-import type { TransportLag } from '../transport-lag';
+import { executorsOf } from '../metrics/executor-lanes';
+import {
+  DEFAULT_PREFIX,
+  DURATION,
+  EXECUTOR_LABEL,
+  hotKeyLabelsOption,
+  INSTRUMENTS,
+  type Instrument,
+  ownLabels,
+} from '../prometheus/instruments';
 import { describe, optionsObject } from '../validate';
 import type { OpenTelemetryAttributes, OpenTelemetryMeter } from './meter';
 
@@ -23,6 +31,13 @@ export interface OpenTelemetryExportOptions {
   attributes?: OpenTelemetryAttributes;
   /** Prefix of the instrument names. Default `'keyed_dispatch'`. */
   prefix?: string;
+  /**
+   * How many of the hottest keys get data points of their own in `keyed_dispatch.key.backlog`, with a
+   * `key` attribute. Each key that ever reaches the top is a new series in the backend, so it is off by
+   * default; `keyed_dispatch.hottest_key.backlog` gives the hottest key's backlog without its name.
+   * Only as many as the metrics list (`hotKeys`). Integer from 0 to 100. Default 0.
+   */
+  hotKeyLabels?: number;
 }
 
 /**
@@ -31,15 +46,18 @@ export interface OpenTelemetryExportOptions {
  * collects every 10 s costs one read every 10 s; handler durations are recorded into an OpenTelemetry
  * histogram as they are timed (one handler in `sampleEvery`). Returns the function that stops publishing.
  *
- * Instruments (with the default prefix; `lane` and `key` attributes where noted):
- * `keyed_dispatch.in_flight`, `.window`, `.live_mailboxes`, `.overflow` (gauges, {message} / {mailbox});
- * `keyed_dispatch.messages.admitted`, `.settled`, `.failed` (counters); `keyed_dispatch.key.backlog`
- * (gauge per hot key, `key`); `keyed_dispatch.lane.ready`, `.pinned` (gauges, `lane`);
- * `keyed_dispatch.lane.busy_time` (counter, s, `lane`); `keyed_dispatch.long_turns` (counter);
- * `keyed_dispatch.transport.faults` (counter, `operation`: fetch, commit, heartbeat, connection);
- * `keyed_dispatch.transport.lag` (gauge per partition, stream or consumer: `transport`, `source`, and
- * `partition` or `consumer` where the transport has one);
- * `keyed_dispatch.handler.duration` (histogram, s).
+ * Instruments (with the default prefix): `keyed_dispatch.in_flight`, `.max_in_flight`,
+ * `.live_mailboxes`, `.overflow` (gauges); `keyed_dispatch.messages.admitted` (counter);
+ * `keyed_dispatch.messages.settled` (counter, `outcome`: handled, dead_lettered, failed);
+ * `keyed_dispatch.failed_attempts` (counter); `keyed_dispatch.hottest_key.backlog` (gauge);
+ * `keyed_dispatch.key.backlog` (gauge, `key`, with `hotKeyLabels` only); `keyed_dispatch.long_turns`
+ * (counter); `keyed_dispatch.transport.faults` (counter, `operation`: fetch, commit, heartbeat,
+ * connection); `keyed_dispatch.transport.lag` (gauge per partition, stream or consumer: `transport`,
+ * `source`, and `partition` or `consumer` where the transport has one);
+ * `keyed_dispatch.handler.duration` (histogram, s). Lanes belong to the executor:
+ * `keyed_dispatch.lane.ready`, `.pinned` (gauges) and `keyed_dispatch.lane.busy_time` (counter, s)
+ * have the attributes `executor` and `lane` only, once per executor among the dispatchers exported
+ * through one meter.
  */
 export function exportToOpenTelemetry(
   metrics: DispatchMetrics,
@@ -55,98 +73,98 @@ export function exportToOpenTelemetry(
       `exportToOpenTelemetry: expected \`meter\` to be an OpenTelemetry Meter, got ${describe(meterLike)}`,
     );
   }
-  optionsObject('exportToOpenTelemetry', options, ['attributes', 'prefix'] satisfies Array<
+  optionsObject('exportToOpenTelemetry', options, ['attributes', 'prefix', 'hotKeyLabels'] satisfies Array<
     keyof OpenTelemetryExportOptions
   >);
+  const limits = { hotKeyLabels: hotKeyLabelsOption('exportToOpenTelemetry', options.hotKeyLabels) };
   // Typed structurally in the signature (the API is an optional peer); it is an OpenTelemetry Meter.
   const meter = meterLike as unknown as Meter;
-  const prefix = options.prefix ?? 'keyed_dispatch';
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
   const base = options.attributes ?? {};
-  const gauge = (name: string, description: string, unit: string) =>
-    meter.createObservableGauge(`${prefix}.${name}`, { description, unit });
-  const counter = (name: string, description: string, unit: string) =>
-    meter.createObservableCounter(`${prefix}.${name}`, { description, unit });
-
-  const inFlight = gauge('in_flight', 'Admitted messages whose handler has not finished', '{message}');
-  const window = gauge('window', 'The most messages in flight at once (maxInFlight)', '{message}');
-  const liveMailboxes = gauge('live_mailboxes', 'Keys with unfinished messages', '{mailbox}');
-  const overflow = gauge('overflow', 'Messages of a plain source waiting outside the window', '{message}');
-  const admitted = counter('messages.admitted', 'Messages taken in', '{message}');
-  const settled = counter('messages.settled', 'Messages whose handler completed', '{message}');
-  const failed = counter('messages.failed', 'Messages whose handler errored', '{message}');
-  const backlog = gauge('key.backlog', 'Unfinished messages of the hottest keys', '{message}');
-  const ready = gauge('lane.ready', 'Runnables waiting on a lane', '{runnable}');
-  const pinned = gauge('lane.pinned', 'Live mailboxes pinned to a lane', '{mailbox}');
-  const busy = counter('lane.busy_time', 'Estimated time a lane spent running', 's');
-  const longTurns = counter('long_turns', 'Synchronous lane runs longer than longTurnMs', '{turn}');
-  const transportFaults = counter(
-    'transport.faults',
-    'Transport failures the receiver survived and retried, by operation',
-    '{fault}',
-  );
-  const lag = gauge(
-    'transport.lag',
-    'Messages of the transport this consumer has not finished, per partition, stream or consumer',
-    '{message}',
-  );
-  const observables: OtelObservable[] = [
-    inFlight,
-    window,
-    liveMailboxes,
-    overflow,
-    admitted,
-    settled,
-    failed,
-    backlog,
-    ready,
-    pinned,
-    busy,
-    longTurns,
-    transportFaults,
-    lag,
-  ];
+  const instruments = INSTRUMENTS.filter((i) => i.per === 'dispatcher');
+  const observables = instruments.map((i) => observable(meter, prefix, i));
 
   const collect = (result: BatchObservableResult) => {
     const s = metrics.read();
-    result.observe(inFlight, s.inFlight, base);
-    result.observe(window, s.maxInFlight, base);
-    result.observe(liveMailboxes, s.liveMailboxes, base);
-    result.observe(overflow, s.overflow, base);
-    result.observe(admitted, s.admitted, base);
-    result.observe(settled, s.settled, base);
-    result.observe(failed, s.failed, base);
-    for (const hot of backlogsByKeyText(s.hotKeys))
-      result.observe(backlog, hot.backlog, { ...base, key: hot.key });
-    for (const lane of s.lanes) {
-      const at = { ...base, lane: lane.index };
-      result.observe(ready, lane.ready, at);
-      result.observe(pinned, lane.pinned, at);
-      result.observe(busy, lane.busyMs / 1000, at);
-    }
-    result.observe(longTurns, s.longTurns.count, base);
-    for (const [operation, n] of Object.entries(s.transportFaults)) {
-      result.observe(transportFaults, n, { ...base, operation });
-    }
-    for (const l of s.transportLag) result.observe(lag, l.lag, { ...base, ...lagAttributes(l) });
+    instruments.forEach((instrument, i) => {
+      for (const sample of instrument.samples(s, limits)) {
+        result.observe(observables[i], sample.value, { ...base, ...ownLabels(instrument, sample) });
+      }
+    });
   };
   meter.addBatchObservableCallback(collect, observables);
+  const stopLanes = executorsThrough(meter, prefix).add(metrics);
 
-  const duration: Histogram = meter.createHistogram(`${prefix}.handler.duration`, {
-    description: 'Handler duration from start to completion (one handler in sampleEvery is timed)',
+  const duration: Histogram = meter.createHistogram(`${prefix}.${DURATION.name}`, {
+    description: DURATION.help,
     unit: 's',
   });
   const stopDurations = metrics.onHandlerDuration((ms) => duration.record(ms / 1000, base));
 
   return () => {
     meter.removeBatchObservableCallback(collect, observables);
+    stopLanes();
     stopDurations();
   };
 }
 
-/** What names a source of messages, as attributes; `partition` and `consumer` only where there is one. */
-function lagAttributes(l: TransportLag): OpenTelemetryAttributes {
-  const attributes: Record<string, string | number> = { transport: l.transport, source: l.source };
-  if (l.partition !== null) attributes.partition = l.partition;
-  if (l.consumer !== null) attributes.consumer = l.consumer;
-  return attributes;
+function observable(meter: Meter, prefix: string, instrument: Instrument): OtelObservable {
+  const options = { description: instrument.help, unit: instrument.unit };
+  const name = `${prefix}.${instrument.name}`;
+  return instrument.type === 'gauge'
+    ? meter.createObservableGauge(name, options)
+    : meter.createObservableCounter(name, options);
+}
+
+/** The executors' lanes of the dispatchers exported through one meter with one prefix: each executor once. */
+const lanesByMeter = new WeakMap<Meter, Map<string, ExecutorLanesExport>>();
+
+function executorsThrough(meter: Meter, prefix: string): ExecutorLanesExport {
+  const byPrefix = lanesByMeter.get(meter) ?? new Map<string, ExecutorLanesExport>();
+  lanesByMeter.set(meter, byPrefix);
+  let shared = byPrefix.get(prefix);
+  if (shared === undefined) {
+    shared = new ExecutorLanesExport(meter, prefix, () => byPrefix.delete(prefix));
+    byPrefix.set(prefix, shared);
+  }
+  return shared;
+}
+
+class ExecutorLanesExport {
+  private readonly metrics = new Set<DispatchMetrics>();
+  private readonly instruments = INSTRUMENTS.filter((i) => i.per === 'executor');
+  private readonly observables: OtelObservable[];
+  private readonly collect = (result: BatchObservableResult) => {
+    for (const executor of executorsOf(this.metrics)) {
+      this.instruments.forEach((instrument, i) => {
+        for (const sample of instrument.samples(executor)) {
+          const at = { [EXECUTOR_LABEL]: executor.executor, ...ownLabels(instrument, sample) };
+          result.observe(this.observables[i], sample.value, at);
+        }
+      });
+    }
+  };
+
+  constructor(
+    private readonly meter: Meter,
+    prefix: string,
+    private readonly emptied: () => void,
+  ) {
+    this.observables = this.instruments.map((i) => observable(meter, prefix, i));
+  }
+
+  /** Publishes the lanes of `metrics`' executor too; returns the function that stops it. */
+  add(metrics: DispatchMetrics): () => void {
+    if (this.metrics.size === 0) this.meter.addBatchObservableCallback(this.collect, this.observables);
+    this.metrics.add(metrics);
+    let stopped = false;
+    return () => {
+      if (stopped) return;
+      stopped = true;
+      this.metrics.delete(metrics);
+      if (this.metrics.size > 0) return;
+      this.meter.removeBatchObservableCallback(this.collect, this.observables);
+      this.emptied();
+    };
+  }
 }

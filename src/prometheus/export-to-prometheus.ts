@@ -1,10 +1,19 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { DispatchMetrics, MetricsSnapshot } from '../metrics';
+import type { DispatchMetrics } from '../metrics';
 import { isDispatchMetrics } from '../metrics/is-metrics';
 import { describe, optionsObject } from '../validate';
-import { DEFAULT_PREFIX, DURATION, INSTRUMENTS, labelNamesOf, labelsOf } from './instruments';
-import { LAG_LABELS } from './lag-instrument';
+import {
+  DEFAULT_PREFIX,
+  DURATION,
+  EXECUTOR_LABEL,
+  hotKeyLabelsOption,
+  INSTRUMENTS,
+  ownLabelNames,
+  prometheusName,
+} from './instruments';
 import type { PrometheusRegistry } from './registry';
+import { type ScrapedDispatcher, scrape } from './scrape';
+import type { Sample } from './text-format';
 
 /** Options of `exportToPrometheus`. */
 export interface PrometheusExportOptions {
@@ -16,26 +25,28 @@ export interface PrometheusExportOptions {
   labels?: Record<string, string>;
   /** Prefix of the metric names. Default `'keyed_dispatch'`. */
   prefix?: string;
+  /**
+   * How many of the hottest keys get a series of their own in `keyed_dispatch_key_backlog`, labelled
+   * `key`. Each key that ever reaches the top is a new series kept by Prometheus, so it is off by
+   * default; `keyed_dispatch_hottest_key_backlog` gives the hottest key's backlog without its name.
+   * Only as many as the metrics list (`hotKeys`). Integer from 0 to 100. Default 0.
+   */
+  hotKeyLabels?: number;
 }
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 /** Label names the instruments use themselves, or Prometheus reserves. */
-const RESERVED = new Set(['key', 'lane', 'operation', ...LAG_LABELS, 'le', 'quantile']);
-
-interface Exported {
-  readonly metrics: DispatchMetrics;
-  readonly labels: Record<string, string>;
-}
+const RESERVED = [...new Set([...INSTRUMENTS.flatMap(ownLabelNames), EXECUTOR_LABEL, 'le', 'quantile'])];
 
 /**
  * Registers a `DispatchMetrics` in a prom-client `Registry` (`prom-client` is an optional peer
  * dependency), with the names and labels of the dashboard's `GET /metrics` and of the OpenTelemetry
  * export as a Prometheus exporter writes them. Gauges and counters come from one `read()` per
  * dispatcher per scrape; handler durations go into a histogram as they are timed (one handler in
- * `sampleEvery`). Hot-key backlogs are labelled with the current top keys only (`hotKeys` of the
- * metrics, default 10), so the label set cannot grow without limit. Several dispatchers share one
- * registry, told apart by `labels`. Returns the function that stops exporting this dispatcher (the
+ * `sampleEvery`). Lanes are listed once per executor (labelled `executor`), however many dispatchers
+ * share it; keys are not labels unless `hotKeyLabels` asks. Several dispatchers share one registry,
+ * told apart by `labels`. Returns the function that stops exporting this dispatcher (the
  * last one out unregisters the metrics).
  */
 export function exportToPrometheus(
@@ -53,9 +64,10 @@ export function exportToPrometheus(
       `exportToPrometheus: expected \`registry\` to be a prom-client Registry, got ${describe(registry)}`,
     );
   }
-  optionsObject('exportToPrometheus', options, ['labels', 'prefix'] satisfies Array<
+  optionsObject('exportToPrometheus', options, ['labels', 'prefix', 'hotKeyLabels'] satisfies Array<
     keyof PrometheusExportOptions
   >);
+  const hotKeyLabels = hotKeyLabelsOption('exportToPrometheus', options.hotKeyLabels);
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (typeof prefix !== 'string' || !METRIC_NAME.test(prefix)) {
     throw new TypeError(
@@ -71,7 +83,7 @@ export function exportToPrometheus(
     shared = new RegistryExport(registry, prefix, Object.keys(labels).sort());
     byPrefix.set(prefix, shared);
   }
-  const source: Exported = { metrics, labels };
+  const source: ScrapedDispatcher = { metrics, labels, hotKeyLabels };
   shared.add(source);
   const exported = shared;
   const stopDurations = metrics.onHandlerDuration((ms) => exported.durations.observe(labels, ms / 1000));
@@ -89,12 +101,12 @@ const registries = new WeakMap<PrometheusRegistry, Map<string, RegistryExport>>(
 
 class RegistryExport {
   readonly durations: Histogram;
-  private readonly sources = new Set<Exported>();
+  private readonly sources = new Set<ScrapedDispatcher>();
   private readonly instruments: Array<Gauge | Counter>;
   /** The registered names, to unregister. */
   private readonly names: string[];
   /** What the current scrape read, and the instruments it has filled: one read per dispatcher per scrape. */
-  private read: Array<[Exported, MetricsSnapshot]> = [];
+  private read: Sample[][] = [];
   private readonly filled = new Set<number>();
 
   constructor(
@@ -102,19 +114,23 @@ class RegistryExport {
     prefix: string,
     private readonly labelNames: readonly string[],
   ) {
-    this.names = [...INSTRUMENTS.map((i) => `${prefix}_${i.name}`), `${prefix}_${DURATION.name}`];
+    this.names = [
+      ...INSTRUMENTS.map((i) => prometheusName(prefix, i)),
+      `${prefix}_${DURATION.prometheusName}`,
+    ];
     this.instruments = INSTRUMENTS.map((instrument, i) => {
+      const own = instrument.per === 'executor' ? [EXECUTOR_LABEL] : labelNames;
       const config = {
-        name: `${prefix}_${instrument.name}`,
+        name: prometheusName(prefix, instrument),
         help: instrument.help,
-        labelNames: labelNamesOf(instrument, labelNames),
+        labelNames: [...own, ...ownLabelNames(instrument)],
         registers: [registry as Registry],
         collect: () => this.fill(i),
       };
       return instrument.type === 'gauge' ? new Gauge(config) : new Counter(config);
     });
     this.durations = new Histogram({
-      name: `${prefix}_${DURATION.name}`,
+      name: `${prefix}_${DURATION.prometheusName}`,
       help: DURATION.help,
       labelNames: [...labelNames],
       buckets: [...DURATION.buckets],
@@ -122,7 +138,7 @@ class RegistryExport {
     });
   }
 
-  add(source: Exported): void {
+  add(source: ScrapedDispatcher): void {
     const names = Object.keys(source.labels).sort();
     if (names.join() !== this.labelNames.join()) {
       throw new TypeError(
@@ -144,7 +160,7 @@ class RegistryExport {
   }
 
   /** Removes a dispatcher; true when it was the last one (its metrics are unregistered then). */
-  remove(source: Exported): boolean {
+  remove(source: ScrapedDispatcher): boolean {
     this.sources.delete(source);
     this.filled.clear();
     this.durations.remove(source.labels);
@@ -159,20 +175,16 @@ class RegistryExport {
    */
   private fill(i: number): void {
     if (this.filled.size === 0 || this.filled.has(i)) {
-      this.read = [...this.sources].map((s) => [s, s.metrics.read()]);
+      this.read = scrape([...this.sources]);
       this.filled.clear();
     }
     this.filled.add(i);
-    const instrument = INSTRUMENTS[i];
     const metric = this.instruments[i];
     metric.reset();
-    for (const [source, snapshot] of this.read) {
-      for (const sample of instrument.samples(snapshot)) {
-        const labels = labelsOf(instrument, source.labels, sample);
-        // A counter's value is the dispatcher's own running total, set anew on each scrape.
-        if (metric instanceof Gauge) metric.set(labels, sample.value);
-        else metric.inc(labels, sample.value);
-      }
+    for (const sample of this.read[i]) {
+      // A counter's value is the dispatcher's own running total, set anew on each scrape.
+      if (metric instanceof Gauge) metric.set(sample.labels, sample.value);
+      else metric.inc(sample.labels, sample.value);
     }
   }
 }
@@ -181,10 +193,10 @@ function checkLabels(labels: unknown): Record<string, string> {
   optionsObject('exportToPrometheus: `labels`', labels);
   const checked: Record<string, string> = {};
   for (const [name, value] of Object.entries(labels as Record<string, unknown>)) {
-    if (!LABEL_NAME.test(name) || name.startsWith('__') || RESERVED.has(name)) {
+    if (!LABEL_NAME.test(name) || name.startsWith('__') || RESERVED.includes(name)) {
       throw new TypeError(
         `exportToPrometheus: expected the names in \`labels\` to be Prometheus label names other than ` +
-          `${[...RESERVED].slice(0, -1).join(', ')} and ${[...RESERVED].at(-1)}, got ${describe(name)}`,
+          `${RESERVED.slice(0, -1).join(', ')} and ${RESERVED.at(-1)}, got ${describe(name)}`,
       );
     }
     if (typeof value !== 'string') {

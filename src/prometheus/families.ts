@@ -1,27 +1,23 @@
-import type { MetricsSnapshot } from '../metrics';
 import type { DurationHistogram } from './duration-histogram';
-import { DURATION, INSTRUMENTS, labelsOf } from './instruments';
-import type { Family, Labels, Sample } from './text-format';
+import { DURATION, INSTRUMENTS, prometheusName } from './instruments';
+import { type ScrapedDispatcher, scrape } from './scrape';
+import type { Family, Sample } from './text-format';
 
-/** One dispatcher as it is exposed: its labels (e.g. `{ dispatcher: 'orders' }`), its metrics now, its durations. */
-export interface ExposedDispatcher {
-  readonly labels: Labels;
-  readonly snapshot: MetricsSnapshot;
+/** One dispatcher as it is exposed: what `scrape` reads, and its handler durations. */
+export interface ExposedDispatcher extends ScrapedDispatcher {
   /** Handler durations counted so far; without it the histogram family lists nothing for this dispatcher. */
   readonly durations?: DurationHistogram;
 }
 
 /** Every instrument's family over all dispatchers, named with `prefix`: the same names the prom-client export registers. */
 export function prometheusFamilies(dispatchers: readonly ExposedDispatcher[], prefix: string): Family[] {
-  const families: Family[] = INSTRUMENTS.map((instrument) => {
-    const samples: Sample[] = [];
-    for (const d of dispatchers) {
-      for (const sample of instrument.samples(d.snapshot)) {
-        samples.push({ labels: labelsOf(instrument, d.labels, sample), value: sample.value });
-      }
-    }
-    return { name: `${prefix}_${instrument.name}`, help: instrument.help, type: instrument.type, samples };
-  });
+  const scraped = scrape(dispatchers);
+  const families: Family[] = INSTRUMENTS.map((instrument, i) => ({
+    name: prometheusName(prefix, instrument),
+    help: instrument.help,
+    type: instrument.type,
+    samples: scraped[i],
+  }));
   const histogram: Sample[] = [];
   for (const d of dispatchers) {
     if (d.durations === undefined) continue;
@@ -33,7 +29,7 @@ export function prometheusFamilies(dispatchers: readonly ExposedDispatcher[], pr
     histogram.push({ labels: d.labels, value: d.durations.count, suffix: '_count' });
   }
   families.push({
-    name: `${prefix}_${DURATION.name}`,
+    name: `${prefix}_${DURATION.prometheusName}`,
     help: DURATION.help,
     type: 'histogram',
     samples: histogram,
