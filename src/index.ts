@@ -30,6 +30,7 @@ export {
   type LaneMetrics,
   type LatencySummary,
   type MetricsSnapshot,
+  type OldestUnfinished,
 } from './metrics';
 export type { KeyedBatchDispatchOptions, KeyedDispatchOptions } from './options';
 export {
@@ -61,7 +62,14 @@ export {
   type RuntimeState,
   type StopReport,
 } from './runtime';
-export { type DispatchSnapshot, DispatchStats, type HotKey, type TransportFaultCounts } from './stats';
+export {
+  type DispatchSnapshot,
+  DispatchStats,
+  type HotKey,
+  type MessageFailure,
+  type TransportFaultCounts,
+  type TransportFaultSeen,
+} from './stats';
 export {
   NoThreadLaneError,
   ThreadBlockedError,

@@ -1,7 +1,7 @@
 import type { LaneSet } from './engine/lane-set';
 import { type EndingRecord, endedFacts, type HealthFacts } from './health/facts';
 import { sharedSlot } from './internal/shared-slot';
-import type { TransportOperation } from './transport-fault';
+import type { TransportFault, TransportOperation } from './transport-fault';
 import type { TransportLag } from './transport-lag';
 
 /** Transport failures a receiver survived, by what failed. */
@@ -43,12 +43,36 @@ export interface DispatchSnapshot {
    * failed; all 0 for sources that report none.
    */
   readonly transportFaults: TransportFaultCounts;
+  /** The last message settled as failed or dead-lettered, or null: one slot, replaced by each. */
+  readonly lastFailure: MessageFailure | null;
+  /** The last transport failure the receiver survived, or null: one slot, replaced by each. */
+  readonly lastTransportFault: TransportFaultSeen | null;
   /**
    * How far the consumer is behind its transport, one entry per source of messages (a Kafka partition,
    * a Redis stream, a JetStream consumer); see `TransportLag`. Read from the receiver when the stats are
    * read, never per message; empty for sources that report none (plain Observables, `LocalBus`).
    */
   readonly transportLag: readonly TransportLag[];
+}
+
+/** A message settled as failed or dead-lettered, in `DispatchSnapshot.lastFailure`. */
+export interface MessageFailure {
+  /** What its handler threw, or its key selector (the error a failure policy gave up on). */
+  readonly error: unknown;
+  /** Its key; undefined when the key selector failed. */
+  readonly key: unknown;
+  /** Where it came from, when its receiver says (`topic 'orders' partition 3 offset 1234`). */
+  readonly source: string | undefined;
+  /** How it settled: `dead-lettered` when the failure policy's `deadLetter` took it. */
+  readonly outcome: 'failed' | 'dead-lettered';
+  /** When it settled, in ms since the epoch. */
+  readonly time: number;
+}
+
+/** A transport fault, with when it happened, in `DispatchSnapshot.lastTransportFault`. */
+export interface TransportFaultSeen extends TransportFault {
+  /** When the receiver reported it, in ms since the epoch. */
+  readonly time: number;
 }
 
 /**
@@ -75,6 +99,12 @@ export interface DispatchCounters extends HealthFacts {
   backlogOf(key: unknown): number;
   /** The `n` keys with the most unfinished messages (parked ones included), largest first. */
   hotKeys(n: number): HotKey[];
+  /**
+   * The messages in the window (running, waiting out a retry, queued in their key's mailbox): the oldest
+   * unfinished message is one of them, as a key's parked messages came after its admitted ones and the
+   * overflow after all.
+   */
+  windowMessages(): unknown[];
 }
 
 /** A key with unfinished messages, in `hotKeys`. */
@@ -108,6 +138,8 @@ const none: DispatchSnapshot = {
   maxPerKey: 0,
   maxParked: 0,
   transportFaults: { fetch: 0, commit: 0, heartbeat: 0, connection: 0 },
+  lastFailure: null,
+  lastTransportFault: null,
   transportLag: [],
 };
 

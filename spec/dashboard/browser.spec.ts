@@ -7,6 +7,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { firstValueFrom, Subject, type Subscription } from 'rxjs';
 import { stallThreshold } from '../../src/dashboard/stall';
 import { HeldDemo } from '../examples/held-demo';
+import { laggingTransport, partitionLag } from '../support/lagging-transport';
 import { faultyTransport } from './faulty-transport';
 import { gated } from './gated';
 
@@ -33,6 +34,8 @@ function installedBrowser(): string | undefined {
  */
 const SCREENSHOT = join(ROOT, process.env.DASHBOARD_SCREENSHOT ?? '.build/dashboard.png');
 const WATCH_MS = process.env.DASHBOARD_SCREENSHOT ? 30_000 : 0;
+/** Where a screenshot of one card goes: beside the demo's. */
+const cardShot = (name: string) => join(dirname(SCREENSHOT), name);
 const PERIOD_MS = 250;
 
 const SCRIPT_KEY = '<script>window.__injected = 1</script>';
@@ -368,6 +371,132 @@ if (browserPath === undefined && process.env.CI) {
       await page.close();
     }, 60_000);
 
+    it("shows what went wrong: the last error with its key and time, dead-lettered apart from failed, the oldest unfinished message's age, a parked key's share of the window, a sparse latency chart drawn", async () => {
+      // A key far over its share (2 of the window of 8): 2 messages in the window, 38 parked.
+      const payments = new DispatchMetrics();
+      const stuck = new Subject<void>();
+      const paymentsBus = new LocalBus<Order>();
+      const subscriptions = [
+        paymentsBus
+          .receive()
+          .pipe(
+            keyedDispatch({
+              stats: payments,
+              maxInFlight: 8,
+              maxPerKey: 2,
+              key: (m: Order) => m.account,
+              failurePolicy: retryPolicy({ maxAttempts: 1, deadLetter: () => undefined }),
+              handle: (m: Order) => {
+                if (m.account === 'stuck') return stuck;
+                throw new Error(`card declined: order ${m.seq}`);
+              },
+            }),
+          )
+          .subscribe(),
+      ];
+      const sentAt = Date.now();
+      for (let i = 0; i < 40; i++) void paymentsBus.send({ account: 'stuck', seq: i });
+      for (let i = 0; i < 3; i++) void paymentsBus.send({ account: `buyer-${i}`, seq: 100 + i });
+      await sleep(10);
+      // The first reading finds the stuck message: its age counts from then.
+      const firstRead = Date.now();
+      expect(payments.read().oldestUnfinished).toEqual({ ageMs: 0, atLeast: true });
+      const firstReadEnd = Date.now();
+      // Handlers timed in some periods only: a handler of 20 ms every other period.
+      const sparse = new DispatchMetrics({ sampleEvery: 1 });
+      const sparseBus = new LocalBus<Order>();
+      subscriptions.push(
+        sparseBus
+          .receive()
+          .pipe(keyedDispatch({ stats: sparse, key: (m: Order) => m.account, handle: () => sleep(20) }))
+          .subscribe(),
+      );
+      let sent = 0;
+      const trickle = setInterval(() => void sparseBus.send({ account: 'a', seq: sent++ }), 2 * PERIOD_MS);
+      const served = await serveDashboard({
+        sources: { payments, sparse, orders: running.orders },
+        periodMs: PERIOD_MS,
+      });
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      try {
+        await page.goto(served.url);
+        const paymentsCard = card('payments');
+        await page.waitForFunction(
+          (selector) => document.querySelector(selector)?.textContent === '3',
+          `${paymentsCard} [data-field="deadLettered"]`,
+        );
+
+        // Dead-lettered apart from failed: payments dead-letters every failure, orders has no dead letter.
+        expect(payments.read()).toMatchObject({ failed: 3, deadLettered: 3 });
+        expect(await text(page, `${paymentsCard} [data-field="failed"]`)).toBe('0');
+        expect(
+          Number((await text(page, `${card('orders')} [data-field="failed"]`))?.replace(/,/g, '')),
+        ).toBeGreaterThan(0);
+        expect(await text(page, `${card('orders')} [data-field="deadLettered"]`)).toBe('0');
+
+        // The last error: its text, its key, its outcome and when.
+        const lastError = page.locator(`${paymentsCard} .last-error`);
+        expect(await lastError.locator('.error-text').textContent()).toBe('Error: card declined: order 102');
+        expect(await lastError.locator('.key').textContent()).toBe('buyer-2');
+        expect(await lastError.textContent()).toContain('dead-lettered');
+        const when = Number(await lastError.getAttribute('data-time'));
+        expect(when).toBeGreaterThanOrEqual(sentAt);
+        expect(when).toBeLessThanOrEqual(Date.now());
+        expect(await page.locator(`${card('sparse')} .last-error`).textContent()).toBe('last error: none');
+
+        // The parked key holds 2 of the window of 8 (25 %), its 38 others wait outside it.
+        expect(payments.read().hotKeys[0]).toEqual({ key: 'stuck', backlog: 40, parked: 38 });
+        const row = page.locator(`${paymentsCard} table.hot-keys tbody tr`).first();
+        expect(await row.locator('td').allTextContents()).toEqual(['stuck', '40', '38', '25 %']);
+
+        // The oldest unfinished message: stuck since before the first reading, so at least as old as
+        // that; the page shows the frame of at most a period ago (4 periods of margin for a busy machine).
+        const oldest = page.locator(`${paymentsCard} [data-field="oldestUnfinished"]`);
+        await sleep(Math.max(0, firstRead + 6 * PERIOD_MS - Date.now()));
+        const age = Number(await oldest.getAttribute('data-value'));
+        const before = Date.now();
+        const read = payments.read().oldestUnfinished;
+        expect(read?.atLeast).toBe(true);
+        expect(read?.ageMs).toBeGreaterThanOrEqual(before - firstReadEnd);
+        expect(read?.ageMs).toBeLessThanOrEqual(Date.now() - firstRead);
+        expect(age).toBeLessThanOrEqual(read?.ageMs ?? 0);
+        expect(age).toBeGreaterThanOrEqual((read?.ageMs ?? 0) - 4 * PERIOD_MS);
+        expect(await oldest.textContent()).toMatch(/^≥ \d/);
+        expect(await text(page, `${card('sparse')} [data-field="oldestUnfinished"]`)).toMatch(
+          /^(–|< 250 ms|\d+ ms)$/,
+        );
+
+        // The sparse latency chart draws every value it has, up to the one its header reads.
+        await page.waitForFunction(
+          (selector) =>
+            (document.querySelector(selector)?.getAttribute('d')?.match(/[ML]/g)?.length ?? 0) >= 3,
+          `${card('sparse')} path[data-series="p50"]`,
+        );
+        const chart = await page
+          .locator(`${card('sparse')} figure.chart`)
+          .nth(1)
+          .evaluate((figure) => ({
+            d: figure.querySelector('path[data-series="p50"]')?.getAttribute('d') ?? '',
+            header: Number(
+              figure.querySelector('figcaption [data-series="p50"]')?.getAttribute('data-value'),
+            ),
+            top: Number(figure.querySelector('svg')?.getAttribute('data-top')),
+          }));
+        const subpaths = chart.d.split('M').filter((part) => part !== '');
+        for (const subpath of subpaths) expect(subpath).toContain('L');
+        const ys = [...chart.d.matchAll(/[ML][\d.]+ ([\d.]+)/g)].map((m) => Number(m[1]));
+        expect(chart.header).toBeGreaterThanOrEqual(15);
+        expect(ys[ys.length - 1]).toBeCloseTo(100 * (1 - chart.header / chart.top), 0);
+        mkdirSync(dirname(SCREENSHOT), { recursive: true });
+        await page.locator(paymentsCard).screenshot({ path: cardShot('dashboard-failures.png') });
+      } finally {
+        clearInterval(trickle);
+        for (const s of subscriptions) s.unsubscribe();
+        await served.close();
+        await page.close();
+      }
+    }, 30_000);
+
     it("shows each dispatcher's transport faults, highlighted once there are some", async () => {
       const healthy = new DispatchMetrics();
       const failing = new DispatchMetrics();
@@ -375,7 +504,12 @@ if (browserPath === undefined && process.env.CI) {
       const transport = faultyTransport(failing);
       transport.fail('fetch', 2);
       transport.fail('commit');
-      const served = await serveDashboard({ sources: { healthy, failing }, periodMs: PERIOD_MS });
+      const lagged = new DispatchMetrics();
+      const lagging = laggingTransport(lagged, [partitionLag('orders', 0, 1234)]);
+      const served = await serveDashboard({
+        sources: { healthy, failing, lagging: lagged },
+        periodMs: PERIOD_MS,
+      });
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       await page.goto(served.url);
       const faults = (name: string) => page.locator(`${card(name)} [data-field="transportFaults"]`);
@@ -389,6 +523,35 @@ if (browserPath === undefined && process.env.CI) {
       );
       expect(await faults('healthy').textContent()).toBe('0');
       expect(await faults('healthy').getAttribute('class')).not.toBe('fault');
+      // The transport panel: a row per source of the receiver, its faults by operation and the last one.
+      const panel = (name: string) => page.locator(`${card(name)} table.transport`);
+      expect(await panel('failing').locator('thead th').allTextContents()).toEqual([
+        'source',
+        'lag',
+        'committed',
+        'fetch',
+        'commit',
+        'heartbeat',
+        'connection',
+        'last fault at',
+        'last fault',
+      ]);
+      const cells = await panel('failing').locator('tbody tr td').allTextContents();
+      expect(cells.slice(0, 7)).toEqual(['faulty()', '', '', '2', '1', '0', '0']);
+      expect(cells[7]).toMatch(/^\d{1,2}:\d{2}:\d{2}/);
+      expect(cells[8]).toBe('commit: Error: commit failed');
+      // A row per source the receiver reports lag for, with its committed position.
+      expect(await panel('lagging').locator('tbody tr td').allTextContents()).toEqual([
+        'orders [0]',
+        '1,234',
+        '0',
+        ...Array(6).fill(''),
+      ]);
+      expect(await panel('healthy').locator('tbody tr td').allTextContents()).toEqual([
+        'no lag reported, no transport fault',
+      ]);
+      mkdirSync(dirname(SCREENSHOT), { recursive: true });
+      await page.locator(card('failing')).screenshot({ path: cardShot('dashboard-transport.png') });
       // Neither has anything in flight or taken in: idle, in the legend's grey.
       const state = page.locator('#overview tr[data-name="healthy"] .state');
       expect(await state.textContent()).toBe('idle');
@@ -398,6 +561,7 @@ if (browserPath === undefined && process.env.CI) {
       await served.close();
       quiet.stop();
       transport.stop();
+      lagging.stop();
     });
 
     it('says so when the server refuses the live feed (over `maxEventStreams`), rather than that it retries', async () => {

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { keyedDispatch, MessageError, retryPolicy } from 'keyed-dispatch';
+import { DispatchStats, keyedDispatch, MessageError, retryPolicy } from 'keyed-dispatch';
 import { fromRedisStreams, type RedisStreamMessage } from 'keyed-dispatch/redis';
 import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { within } from '../kafka/broker';
@@ -65,9 +65,10 @@ describe('fromRedisStreams with an entry whose key selector throws', () => {
     30_000,
   );
 
-  it('with a dead letter: the dead letter gets the entry, with no key, and the entry is acknowledged as dead-lettered', async () => {
+  it('with a dead letter: the dead letter gets the entry, with no key, the entry is acknowledged as dead-lettered and the stats keep it as the last failure, with its stream and id', async () => {
     const stream = await streamOf('key-throws-dead-letter');
-    await redis.xadd(stream, '*', 'data', 'not json');
+    const id = await redis.xadd(stream, '*', 'data', 'not json');
+    const stats = new DispatchStats();
     await redis.xadd(stream, '*', 'data', JSON.stringify({ account: 'a' }));
     const deadLetters: Array<{ data: string; key: unknown; error: string }> = [];
     const outcomes: string[] = [];
@@ -82,6 +83,7 @@ describe('fromRedisStreams with an entry whose key selector throws', () => {
     const subscription = receiver
       .pipe(
         keyedDispatch({
+          stats,
           key: account,
           handle: (m) => [handled.push(m.data)],
           failurePolicy: retryPolicy<RedisStreamMessage, string>({
@@ -99,6 +101,13 @@ describe('fromRedisStreams with an entry whose key selector throws', () => {
       expect(handled).toEqual(['{"account":"a"}']);
       expect(outcomes).toEqual(['not json:dead-lettered', '{"account":"a"}:done']);
       expect(await pendingByConsumer(redis, [stream], GROUP)).toEqual(new Map());
+      expect(stats.snapshot()).toMatchObject({ failed: 1, deadLettered: 1 });
+      expect(stats.snapshot().lastFailure).toMatchObject({
+        key: undefined,
+        source: `stream '${stream}' entry ${id} in group '${GROUP}'`,
+        outcome: 'dead-lettered',
+        error: { name: 'SyntaxError' },
+      });
     } finally {
       await receiver.close();
       subscription.unsubscribe();

@@ -1,11 +1,33 @@
-import { textOf } from '../internal/text-of';
+import { errorTextOf, textOf } from '../internal/text-of';
 import type { MetricsSnapshot } from '../metrics';
-import type { TransportFaultCounts } from '../stats';
+import type { MessageFailure, TransportFaultCounts, TransportFaultSeen } from '../stats';
 import type { TransportLag } from '../transport-lag';
 import { stallThreshold } from './stall';
 
 /** Keys longer than this are cut for the page (the full key stays in `read()`); the page shows them as text. */
 export const MAX_KEY_LENGTH = 200;
+/** Error texts longer than this are cut for the page (a stack or a whole payload in a message). */
+export const MAX_ERROR_LENGTH = 500;
+
+/** The last message settled as failed or dead-lettered (`DispatchSnapshot.lastFailure`), as text. */
+export interface ErrorShown {
+  readonly text: string;
+  /** Its key; null when the key selector failed. */
+  readonly key: string | null;
+  /** Where it came from, when its receiver says. */
+  readonly source: string | null;
+  readonly outcome: MessageFailure['outcome'];
+  /** When, in ms since the epoch. */
+  readonly time: number;
+}
+
+/** The transport panel's row of the receiver's faults (counted per receiver), named once it reported one. */
+export interface TransportRow {
+  readonly source: string;
+  readonly faults: TransportFaultCounts;
+  /** The last fault (`operation: error`) and when, in ms since the epoch; null before the first. */
+  readonly lastFault: { readonly text: string; readonly time: number } | null;
+}
 
 /** What the page gets for one dispatcher each period, as JSON. Keys are text (`textOf`), cut at `MAX_KEY_LENGTH`. */
 export interface DispatcherFrame {
@@ -28,7 +50,14 @@ export interface DispatcherFrame {
   readonly overflow: number;
   readonly admitted: number;
   readonly settled: number;
+  /** Settled as failed: a failure policy gave up on them with no dead letter (`failed − deadLettered`). */
   readonly failed: number;
+  readonly deadLettered: number;
+  /** The oldest message in flight (`MetricsSnapshot.oldestUnfinished`). */
+  readonly oldestUnfinished: { readonly ageMs: number; readonly atLeast: boolean } | null;
+  readonly lastError: ErrorShown | null;
+  /** The receiver's faults for the transport panel, beside `transportLag`: none before the first fault. */
+  readonly transport: readonly TransportRow[];
   readonly longTurns: { readonly count: number; readonly maxMs: number };
   readonly hotKeys: ReadonlyArray<{
     readonly key: string;
@@ -91,7 +120,11 @@ export function frameOf(
     overflow: s.overflow,
     admitted: s.admitted,
     settled: s.settled,
-    failed: s.failed,
+    failed: s.failed - s.deadLettered,
+    deadLettered: s.deadLettered,
+    oldestUnfinished: s.oldestUnfinished,
+    lastError: s.lastFailure === null ? null : errorShown(s.lastFailure),
+    transport: transportRows(s.transportFaults, s.lastTransportFault),
     longTurns: s.longTurns,
     hotKeys: s.hotKeys.map((hot) => ({ key: keyText(hot.key), backlog: hot.backlog, parked: hot.parked })),
     lanes: s.lanes.map((lane) => ({
@@ -119,7 +152,26 @@ export function pointOf(frame: DispatcherFrame): ChartPoint {
   ];
 }
 
+function errorShown(failure: MessageFailure): ErrorShown {
+  return {
+    text: cut(errorTextOf(failure.error), MAX_ERROR_LENGTH),
+    key: failure.key === undefined ? null : keyText(failure.key),
+    source: failure.source ?? null,
+    outcome: failure.outcome,
+    time: failure.time,
+  };
+}
+
+function transportRows(faults: TransportFaultCounts, last: TransportFaultSeen | null): TransportRow[] {
+  if (last === null) return [];
+  const text = `${last.operation}: ${cut(errorTextOf(last.error), MAX_ERROR_LENGTH)}`;
+  return [{ source: last.receiver, faults: { ...faults }, lastFault: { text, time: last.time } }];
+}
+
 function keyText(key: unknown): string {
-  const text = textOf(key);
-  return text.length > MAX_KEY_LENGTH ? `${text.slice(0, MAX_KEY_LENGTH - 1)}…` : text;
+  return cut(textOf(key), MAX_KEY_LENGTH);
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

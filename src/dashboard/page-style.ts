@@ -89,4 +89,9 @@ figcaption b { font-weight: 600; margin-right: auto; }
 .meter-fill { height: 100%; border-radius: 4px; background: var(--meter); }
 .meter-value { flex: none; width: 40px; text-align: right; font-variant-numeric: tabular-nums; font-size: 12px; }
 .empty { color: var(--muted); font-style: italic; }
+.last-error { margin: -4px 0 12px; color: var(--muted); overflow-wrap: anywhere; }
+.last-error b { color: var(--ink); font-weight: 600; }
+.last-error .error-text { color: var(--bad); font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; }
+.transport { margin-top: 12px; }
+.transport .wrap { width: 100%; }
 `;

@@ -18,7 +18,14 @@ import {
   type ReceiverSink,
   type Settlement,
 } from '../receiver';
-import { type DispatchCounters, type DispatcherCounts, type HotKey, statsLink } from '../stats';
+import {
+  type DispatchCounters,
+  type DispatcherCounts,
+  type HotKey,
+  type MessageFailure,
+  statsLink,
+  type TransportFaultSeen,
+} from '../stats';
 import type { TransportFault } from '../transport-fault';
 import { hottest, type Routed, type Router } from './router';
 
@@ -88,6 +95,9 @@ export class DispatchCore<T, K, R>
   private failedCount = 0;
   private deadLettered = 0;
   private failedAttempts = 0;
+  /** The last failure of each kind: one slot each, written only when something fails. */
+  private lastFailure: MessageFailure | null = null;
+  private lastTransportFault: TransportFaultSeen | null = null;
   private maxInFlightSeen = 0;
   private readonly transportFaults = { fetch: 0, commit: 0, heartbeat: 0, connection: 0 };
   // Read by health checks (see `HealthFacts`), kept off the message path.
@@ -218,6 +228,7 @@ export class DispatchCore<T, K, R>
 
   transportFault(fault: TransportFault): void {
     this.transportFaults[fault.operation]++;
+    this.lastTransportFault = { ...fault, time: Date.now() };
     this.unansweredFault = fault;
   }
 
@@ -426,6 +437,7 @@ export class DispatchCore<T, K, R>
     this.failedCount++;
     if (isGaveUp(error)) {
       if (error.deadLettered) this.deadLettered++;
+      this.noteFailure(message, key, error.cause, error.deadLettered ? 'dead-lettered' : 'failed');
       this.settle(message, error.deadLettered ? 'dead-lettered' : 'failed', error.cause);
       this.leftWindow(key);
       return;
@@ -433,8 +445,21 @@ export class DispatchCore<T, K, R>
     // Without a policy, the handler's own failure; with one, the policy failed (its dead letter threw).
     if (!this.hasPolicy) this.failedAttempts++;
     const failure = this.messageFailure(message, isKeyFailure(key) ? undefined : key, error);
+    this.noteFailure(message, key, error, 'failed');
     this.settle(message, 'failed', error);
     this.terminate(failure);
+  }
+
+  private noteFailure(message: T, key: K, error: unknown, outcome: MessageFailure['outcome']): void {
+    // A key selector's failure is routed under a `KeyFailure` key, which holds that error.
+    const failedKey = isKeyFailure(key);
+    this.lastFailure = {
+      error: failedKey ? (key as KeyFailure).error : error,
+      key: failedKey ? undefined : key,
+      source: this.sourceOf(message),
+      outcome,
+      time: Date.now(),
+    };
   }
 
   /**
@@ -586,10 +611,14 @@ export class DispatchCore<T, K, R>
    * whoever stops this dispatcher can report what is left for redelivery.
    */
   unfinished(): T[] {
-    const messages = this.router.unfinished();
+    const messages = this.windowMessages();
     for (const queue of this.parked.values()) for (const m of queue.toArray()) messages.push(m);
     for (const m of this.overflow.toArray()) messages.push(m);
     return messages;
+  }
+
+  windowMessages(): T[] {
+    return this.router.unfinished();
   }
 
   // DispatchCounters
@@ -609,6 +638,8 @@ export class DispatchCore<T, K, R>
       maxPerKey: this.options.maxPerKey,
       maxParked: this.options.maxParked,
       transportFaults: { ...this.transportFaults },
+      lastFailure: this.lastFailure,
+      lastTransportFault: this.lastTransportFault,
     };
   }
 

@@ -15,6 +15,7 @@ import {
 import { describe, durationOption, integerOption, optionsObject } from '../validate';
 import { exposeLanes } from './executor-lanes';
 import { Histogram, type LatencySummary } from './histogram';
+import { type OldestUnfinished, OldestUnfinishedTracker } from './oldest-unfinished';
 
 /** Options of `DispatchMetrics`. */
 export interface DispatchMetricsOptions {
@@ -76,6 +77,12 @@ export interface MetricsSnapshot extends DispatchSnapshot {
   readonly latency: LatencySummary;
   /** Handler durations of the timed handlers in the window. */
   readonly windowLatency: LatencySummary;
+  /**
+   * The oldest message in flight and how long it has been unfinished, to the time between two readings
+   * (`read()` or `snapshots`); null when none is in flight. Each reading looks at the messages in the
+   * window (no clock is read per message), so it costs time in proportion to `inFlight`.
+   */
+  readonly oldestUnfinished: OldestUnfinished | null;
   /** Lane runs longer than `longTurnMs` since the dispatcher started (zeros when `longTurnMs` is off). */
   readonly longTurns: {
     /** How many lane runs took longer than `longTurnMs`. */
@@ -117,6 +124,9 @@ export class DispatchMetrics extends DispatchStats {
   #busyFinal: number[] | null = null;
   #longTurnCount = 0;
   #longTurnMaxMs = 0;
+  /** The running dispatcher, or null: its window's messages are dated for `oldestUnfinished`. */
+  #source: DispatchCounters | null = null;
+  readonly #oldest = new OldestUnfinishedTracker();
   /** The lanes of the last dispatcher attached (event-loop lanes only): readable after it ends. */
   #lanes: LaneSet | null = null;
   /** The state when the dispatcher started, and when it ended (null while it runs). */
@@ -177,6 +187,8 @@ export class DispatchMetrics extends DispatchStats {
     this.#longTurnCount = 0;
     this.#longTurnMaxMs = 0;
     this.#run++;
+    this.#source = source;
+    this.#oldest.reset();
     // Lanes and latency are measured where handlers run, on this thread's lanes; on thread lanes the
     // snapshot has the dispatcher's counters, hot keys and long turns (seen from this thread) only.
     const lanes = source.localLanes;
@@ -203,6 +215,7 @@ export class DispatchMetrics extends DispatchStats {
     const unwatch = this.#unwatch;
     this.#unwatch = [];
     const run = this.#run;
+    this.#source = null;
     queueMicrotask(() => {
       if (this.#run === run) this.#busyFinal = this.#laneBusy();
       for (const stop of unwatch) stop();
@@ -281,6 +294,7 @@ export class DispatchMetrics extends DispatchStats {
       lanes,
       latency: this.#latency.summary(),
       windowLatency: this.#latency.since(from.latency).summary(),
+      oldestUnfinished: this.#source === null ? null : this.#oldest.read(this.#source.windowMessages(), now),
       longTurns: { count: this.#longTurnCount, maxMs: this.#longTurnMaxMs },
     };
   }

@@ -5,3 +5,4 @@ export {
   type MetricsSnapshot,
 } from './dispatch-metrics';
 export { Histogram, type LatencySummary } from './histogram';
+export type { OldestUnfinished } from './oldest-unfinished';

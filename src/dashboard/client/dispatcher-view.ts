@@ -1,13 +1,18 @@
 /// <reference lib="dom" />
 import type { ChartPoint, DispatcherFrame } from '../frame';
 import { el, setText } from './dom';
-import { count, ms, percent } from './format';
+import { age, count, ms, percent } from './format';
+import { LastError } from './last-error';
 import { LineChart } from './line-chart';
 import { Meter } from './meter';
 import { stateOf } from './state';
+import { TransportPanel } from './transport-panel';
 import { WindowGauge } from './window-gauge';
 
-/** One dispatcher's card: name and state, stall banner, window gauge, facts, charts, hot keys and lanes. */
+/**
+ * One dispatcher's card: name and state, stall banner, window gauge, facts, last error, charts, hot
+ * keys, lanes and transport.
+ */
 export class DispatcherView {
   readonly element: HTMLElement;
   private readonly state = el('span', { class: 'state' });
@@ -18,8 +23,15 @@ export class DispatcherView {
   private readonly latency: LineChart;
   private readonly hotKeys = el('tbody');
   private readonly lanes = el('tbody');
+  private readonly lastError = new LastError();
+  private readonly transport = new TransportPanel();
 
-  constructor(name: string, id: string, historyMs: number, periodMs: number) {
+  constructor(
+    name: string,
+    id: string,
+    historyMs: number,
+    private readonly periodMs: number,
+  ) {
     this.throughput = new LineChart(
       'Throughput /s',
       [
@@ -51,6 +63,8 @@ export class DispatcherView {
       ['admitted', 'admitted'],
       ['settled', 'settled'],
       ['failed', 'failed'],
+      ['deadLettered', 'dead-lettered'],
+      ['oldestUnfinished', 'oldest unfinished'],
       ['transportFaults', 'transport faults'],
     ]) {
       const value = el('dd', { 'data-field': field }, '–');
@@ -63,6 +77,7 @@ export class DispatcherView {
       el('h2', {}, el('span', { class: 'name' }, name), this.state),
       this.banner,
       el('div', { class: 'top' }, this.gauge.element, facts),
+      this.lastError.element,
       el('div', { class: 'charts' }, this.throughput.element, this.latency.element),
       el(
         'div',
@@ -104,6 +119,7 @@ export class DispatcherView {
           this.lanes,
         ),
       ),
+      this.transport.element,
     );
   }
 
@@ -123,11 +139,29 @@ export class DispatcherView {
     fact('admitted', count(frame.admitted));
     fact('settled', count(frame.settled));
     fact('failed', count(frame.failed));
+    fact('deadLettered', count(frame.deadLettered));
+    this.showOldest(frame);
     this.showTransportFaults(frame);
+    this.lastError.update(frame.lastError);
+    this.transport.update(frame);
     this.throughput.update(points.map((p) => ({ time: p[0], values: [p[1], p[2], p[3]] })));
     this.latency.update(points.map((p) => ({ time: p[0], values: [p[4], p[5]] })));
     this.showHotKeys(frame);
     this.showLanes(frame);
+  }
+
+  /**
+   * How long the oldest message in flight has been unfinished: `≥` when it was already at the first
+   * reading (it may be much older), `<` a period when each reading finds only messages newer than the last.
+   */
+  private showOldest(frame: DispatcherFrame): void {
+    const value = this.facts.get('oldestUnfinished') as HTMLElement;
+    const oldest = frame.oldestUnfinished;
+    let text = '–';
+    if (oldest?.atLeast) text = `≥ ${age(oldest.ageMs)}`;
+    else if (oldest !== null) text = oldest.ageMs === 0 ? `< ${age(this.periodMs)}` : age(oldest.ageMs);
+    setText(value, text);
+    value.dataset.value = oldest === null ? '' : String(oldest.ageMs);
   }
 
   /** The faults' total, highlighted when there are any; each operation's count in the title. */
@@ -155,18 +189,23 @@ export class DispatcherView {
     );
   }
 
+  /**
+   * Each hot key's backlog, its parked messages, and its share of the window: the messages it holds
+   * inside the window (at most its `maxPerKey`, so never past 100 %); the parked ones wait outside it.
+   */
   private showHotKeys(frame: DispatcherFrame): void {
     const window = Math.max(1, frame.maxInFlight);
-    const rows = frame.hotKeys.map((hot) =>
-      el(
+    const rows = frame.hotKeys.map((hot) => {
+      const share = (hot.backlog - hot.parked) / window;
+      return el(
         'tr',
         {},
         el('td', {}, el('span', { class: 'key' }, hot.key)),
         el('td', { class: 'num' }, count(hot.backlog)),
         el('td', { class: 'num' }, hot.parked > 0 ? count(hot.parked) : ''),
-        el('td', {}, new Meter().update(hot.backlog / window, percent(hot.backlog / window)).element),
-      ),
-    );
+        el('td', {}, new Meter().update(share, percent(share)).element),
+      );
+    });
     if (rows.length === 0)
       rows.push(el('tr', {}, el('td', { class: 'empty', colspan: '4' }, 'no key has unfinished messages')));
     this.hotKeys.replaceChildren(...rows);

@@ -22,7 +22,9 @@ const MIN_SPAN_PERIODS = 60;
 
 /**
  * A small SVG line chart of recent values, newest at the right. The legend shows each series' latest
- * value (also as `data-value`, which the browser spec reads); a gap in the data breaks the lines.
+ * value drawn (also as `data-value`, which the browser spec reads). A point with nothing measured
+ * (null: no handler timed in that period) is skipped, the line joining the values around it; only
+ * missing points (no page was connected) break the lines. A value alone between breaks is a dot.
  */
 export class LineChart {
   readonly element: HTMLElement;
@@ -31,6 +33,7 @@ export class LineChart {
   private readonly top: HTMLElement;
   private readonly middle: HTMLElement;
   private readonly spanLabel: HTMLElement;
+  private readonly svg: SVGSVGElement;
 
   constructor(
     title: string,
@@ -49,6 +52,7 @@ export class LineChart {
       caption.append(el('span', {}, swatch, `${s.label} `, this.legend[i]));
     });
     const svg = svgEl('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none' });
+    this.svg = svg;
     for (const y of [0, H / 2]) {
       svg.append(
         svgEl('line', {
@@ -66,6 +70,8 @@ export class LineChart {
         fill: 'none',
         stroke: s.color,
         'stroke-width': '1.5',
+        // A lone value is a segment of no length: round caps make it a dot.
+        'stroke-linecap': 'round',
         'vector-effect': 'non-scaling-stroke',
         'data-series': s.name,
         'data-points': '0',
@@ -90,16 +96,18 @@ export class LineChart {
   update(points: readonly Point[]): void {
     const last = points[points.length - 1];
     if (last === undefined) return;
+    const now = last.time;
+    const span = Math.min(this.maxSpanMs, Math.max(MIN_SPAN_PERIODS * this.periodMs, now - points[0].time));
+    const shown = points.filter((p) => now - p.time <= span);
     this.series.forEach((_, i) => {
-      const value = last.values[i];
+      const value = latestValue(shown, i);
       setText(this.legend[i], value === null ? '–' : this.format(value));
       this.legend[i].dataset.value = value === null ? '' : String(value);
     });
-    const now = last.time;
-    const span = Math.min(this.maxSpanMs, Math.max(MIN_SPAN_PERIODS * this.periodMs, now - points[0].time));
     let max = 0;
-    for (const p of points) for (const v of p.values) if (v !== null && v > max) max = v;
+    for (const p of shown) for (const v of p.values) if (v !== null && v > max) max = v;
     const top = niceCeiling(Math.max(max, this.minTop));
+    this.svg.dataset.top = String(top);
     setText(this.top, this.format(top));
     setText(this.middle, this.format(top / 2));
     setText(this.spanLabel, `last ${Math.round(span / 1000)} s`);
@@ -107,20 +115,33 @@ export class LineChart {
     const y = (v: number) => (H * (1 - v / top)).toFixed(1);
     this.series.forEach((_, i) => {
       let d = '';
+      let vertices: string[] = [];
+      const endLine = () => {
+        // A lone vertex is drawn as a segment to itself (a dot), not as a move that draws nothing.
+        if (vertices.length === 1) vertices.push(vertices[0]);
+        if (vertices.length > 0) d += `M${vertices.join('L')}`;
+        vertices = [];
+      };
       let previous = Number.NEGATIVE_INFINITY;
-      for (const p of points) {
-        const value = p.values[i];
-        if (now - p.time > span || value === null) {
-          previous = Number.NEGATIVE_INFINITY;
-          continue;
-        }
+      for (const p of shown) {
         // Nothing was read while no page was connected: no line across that time.
-        const command = p.time - previous > 2.5 * this.periodMs ? 'M' : 'L';
-        d += `${command}${x(p.time)} ${y(value)}`;
+        if (p.time - previous > 2.5 * this.periodMs) endLine();
         previous = p.time;
+        const value = p.values[i];
+        if (value !== null) vertices.push(`${x(p.time)} ${y(value)}`);
       }
+      endLine();
       this.paths[i].setAttribute('d', d);
       this.paths[i].dataset.points = String(points.length);
     });
   }
+}
+
+/** The last value of series `i` in `points`, or null when none has one. */
+function latestValue(points: readonly Point[], i: number): number | null {
+  for (let j = points.length - 1; j >= 0; j--) {
+    const value = points[j].values[i];
+    if (value !== null) return value;
+  }
+  return null;
 }

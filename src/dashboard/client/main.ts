@@ -4,6 +4,7 @@
 import { type ChartPoint, type DispatcherFrame, type Hello, pointOf } from '../frame';
 import { DispatcherView } from './dispatcher-view';
 import { setText } from './dom';
+import { clock } from './format';
 import { legend } from './legend';
 import { OverviewRow } from './overview';
 
@@ -50,7 +51,7 @@ function show(frame: DispatcherFrame, isNew: boolean): void {
   }
   entry.view.update(frame, entry.points);
   entry.row.update(frame);
-  setText(updated, `updated ${new Date(frame.time).toLocaleTimeString()}`);
+  setText(updated, `updated ${clock(frame.time)}`);
 }
 
 const token = new URLSearchParams(location.search).get('token');
