@@ -12,8 +12,9 @@ export interface KeyedExecutorOptions {
    * How many event-loop lanes every dispatcher given this executor shares. They take turns on the one
    * thread that owns them: more lanes give more keys their own FIFO, not more CPU (for that,
    * `ThreadExecutor`, whose `workers` are threads). Integer from 1 to 1,024. Default: available processors.
+   * Read back as `executor.lanes.length`.
    */
-  workers?: number;
+  lanes?: number;
   /**
    * Told of every synchronous turn on these lanes that runs `longTurnMs` or longer: a handler blocking
    * the event loop (and every other key with it). Move such handlers to thread lanes (`ThreadExecutor`).
@@ -44,25 +45,17 @@ export class KeyedExecutor {
     return shared;
   }
 
-  /** Number of event-loop lanes. */
-  readonly workers: number;
   readonly #lanes: LaneSet;
   /** Stops the `onLongTurn` option's watch (null without it). */
   readonly #stopLongTurns: (() => void) | null = null;
 
   constructor(options: KeyedExecutorOptions = {}) {
-    optionsObject('KeyedExecutor', options, ['workers', 'onLongTurn', 'longTurnMs'] satisfies Array<
+    optionsObject('KeyedExecutor', options, ['lanes', 'onLongTurn', 'longTurnMs'] satisfies Array<
       keyof KeyedExecutorOptions
     >);
-    this.workers = integerOption(
-      'KeyedExecutor',
-      'workers',
-      options.workers,
-      availableParallelism(),
-      1,
-      MAX_WORKERS,
+    const lanes = new LaneSet(
+      integerOption('KeyedExecutor', 'lanes', options.lanes, availableParallelism(), 1, MAX_WORKERS),
     );
-    const lanes = new LaneSet(this.workers);
     this.#lanes = lanes;
     const executor = this;
     attachLanes(this, {

@@ -366,7 +366,7 @@ describe('keyedBatchDispatch with a policy in virtual time', () => {
         const dead: string[] = [];
         const out = cold('(abc)|').pipe(
           keyedBatchDispatch({
-            executor: new KeyedExecutor({ workers: 1 }),
+            executor: new KeyedExecutor({ lanes: 1 }),
             key: () => 'k',
             // Each call takes 2 frames; any batch holding b fails.
             handle: (batch: string[], context) =>

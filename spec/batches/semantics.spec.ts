@@ -192,7 +192,7 @@ describe('keyedBatchDispatch in virtual time', () => {
 
   it('runs what arrives together as one batch, and what arrives while it runs as the next one', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const out = cold('(abc)de|').pipe(
         keyedBatchDispatch({
           executor,
@@ -208,7 +208,7 @@ describe('keyedBatchDispatch in virtual time', () => {
 
   it('keeps keys apart: each key has batches of its own, running side by side', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const out = cold('(abc)(de)|', { a: 'a1', b: 'b1', c: 'a2', d: 'b2', e: 'a3' }).pipe(
         keyedBatchDispatch({
           executor,

@@ -19,7 +19,7 @@ export function testScheduler(): TestScheduler {
 export function executorPerTest(): () => KeyedExecutor {
   let executor: KeyedExecutor | undefined;
   beforeEach(() => {
-    executor = new KeyedExecutor({ workers: 2 });
+    executor = new KeyedExecutor({ lanes: 2 });
   });
   afterEach(async () => {
     await executor?.close();

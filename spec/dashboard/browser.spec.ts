@@ -59,7 +59,7 @@ interface Order {
  * a full window of many keys none of which settles.
  */
 async function pipelines() {
-  const executor = new KeyedExecutor({ workers: 2 });
+  const executor = new KeyedExecutor({ lanes: 2 });
   const held = new Subject<void>();
   const subscriptions: Subscription[] = [];
   const orders = new DispatchMetrics({ sampleEvery: 1, longTurnMs: 5 });

@@ -310,7 +310,7 @@ describe('serveDashboard', () => {
   });
 
   it("shows each runtime component that has a DispatchMetrics, under the component's name", async () => {
-    const executor = new KeyedExecutor({ workers: 1 });
+    const executor = new KeyedExecutor({ lanes: 1 });
     const component = (name: string, stats?: DispatchMetrics) =>
       dispatchComponent({
         name,

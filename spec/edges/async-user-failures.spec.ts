@@ -120,7 +120,7 @@ describe('an async onLongTurn that rejects', () => {
   it('is no longer called and a process warning says why, as when it throws', async () => {
     let calls = 0;
     const executor = new KeyedExecutor({
-      workers: 2,
+      lanes: 2,
       longTurnMs: 1,
       onLongTurn: async () => {
         calls++;
@@ -251,7 +251,7 @@ describe('a DispatchMetrics.onHandlerDuration listener that throws', () => {
     async (_, listener) => {
       const metrics = new DispatchMetrics({ sampleEvery: 1 });
       metrics.onHandlerDuration(listener);
-      const executor = new KeyedExecutor({ workers: 2 });
+      const executor = new KeyedExecutor({ lanes: 2 });
       try {
         const settled: number[] = [];
         const values = await within(
@@ -288,7 +288,7 @@ describe('a DispatchRuntime component whose handler fails without a policy', () 
     const boom = new Error('component a failed');
     const done: number[] = [];
     const runtime = new DispatchRuntime({
-      executor: new KeyedExecutor({ workers: 2 }),
+      executor: new KeyedExecutor({ lanes: 2 }),
       components: [
         dispatchComponent({
           name: 'a',

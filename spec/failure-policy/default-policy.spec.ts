@@ -46,7 +46,7 @@ interface Ran {
 const laneKinds = [
   {
     name: 'event-loop lanes',
-    executor: () => new KeyedExecutor({ workers: 2 }),
+    executor: () => new KeyedExecutor({ lanes: 2 }),
     one: () => require(RETRY_HANDLERS).flaky,
     batch: () => require(RETRY_HANDLERS).flakyBatch,
   },
@@ -295,7 +295,7 @@ describe('the default failure policy in a DispatchRuntime', () => {
       handled.push(m.id);
     };
     const runtime = new DispatchRuntime({
-      executor: new KeyedExecutor({ workers: 2 }),
+      executor: new KeyedExecutor({ lanes: 2 }),
       components: [
         dispatchComponent({
           name: 'failing',

@@ -193,7 +193,7 @@ describe('DispatchRuntime given a handler of the other lane kind than its execut
   });
 
   it('rejects a thread handler on a KeyedExecutor at construction, with a TypeError naming the component and the option', async () => {
-    const executor = new KeyedExecutor({ workers: 1 });
+    const executor = new KeyedExecutor({ lanes: 1 });
     try {
       const construct = () =>
         new DispatchRuntime({

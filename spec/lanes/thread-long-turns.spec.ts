@@ -16,11 +16,12 @@ describe.each(laneKinds)('a handler that holds its lane, on %s', (_name, kind) =
   it('is reported as a long turn, to `onLongTurn` and in the metrics, with its lane and how long it held it', async () => {
     const reports: Array<[number, number]> = [];
     const options = {
-      workers: 1,
       longTurnMs: 50,
       onLongTurn: (lane: number, ms: number) => reports.push([lane, ms]),
     };
-    const executor = kind.threads ? new ThreadExecutor(options) : new KeyedExecutor(options);
+    const executor = kind.threads
+      ? new ThreadExecutor({ workers: 1, ...options })
+      : new KeyedExecutor({ lanes: 1, ...options });
     try {
       const metrics = new DispatchMetrics({ longTurnMs: 50 });
       await lastValueFrom(
@@ -54,13 +55,14 @@ describe.each(laneKinds)(
     it('is dropped with a warning, and nothing escapes to the process', async () => {
       const escapes = recordEscapes();
       const options = {
-        workers: 1,
         longTurnMs: 20,
         onLongTurn: () => {
           throw Object.create(null);
         },
       };
-      const executor = kind.threads ? new ThreadExecutor(options) : new KeyedExecutor(options);
+      const executor = kind.threads
+        ? new ThreadExecutor({ workers: 1, ...options })
+        : new KeyedExecutor({ lanes: 1, ...options });
       try {
         const ran = await lastValueFrom(
           fromIterable<Msg>([

@@ -41,7 +41,7 @@ describe('exportToOpenTelemetry', () => {
     const metrics = new DispatchMetrics({ hotKeys: 1 });
     const stop = exportToOpenTelemetry(metrics, meter, { attributes: { dispatcher: 'orders' } });
     const gates: Subject<void>[] = [];
-    const executor = new KeyedExecutor({ workers: 2 });
+    const executor = new KeyedExecutor({ lanes: 2 });
     const subscription = fromIterable<Message>([
       { key: 'a', seq: 0 },
       { key: 'a', seq: 1 },
