@@ -55,8 +55,3 @@ export function asInteropObservable<T>(source: Observable<T>): InteropObservable
   };
   return foreign as unknown as InteropObservable<T>;
 }
-
-/** Resolves after `ms` milliseconds of real time. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -1,7 +1,8 @@
 import { DispatchStats, fromIterable, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
 import { firstValueFrom, from, Subject, take, tap, toArray } from 'rxjs';
 import { lanesOf } from '../../src/dispatch/lanes';
-import { type Deferred, deferred, flushMicrotasks, Gates } from '../support/scripted-receiver';
+import { flushMicrotasks, Gates } from '../support/scripted-receiver';
+import { type Deferred, deferred } from '../support/waits';
 
 interface Msg {
   key: string;

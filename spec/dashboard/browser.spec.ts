@@ -7,6 +7,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { firstValueFrom, Subject, type Subscription } from 'rxjs';
 import { stallThreshold } from '../../src/dashboard/stall';
 import { HeldDemo } from '../examples/held-demo';
+import { sleep } from '../support/waits';
 import { faultyTransport } from './faulty-transport';
 import { gated } from './gated';
 
@@ -46,8 +47,6 @@ const BLUE = 'rgb(25, 113, 194)';
 const GREY = 'rgb(134, 142, 150)';
 const ORANGE = 'rgb(232, 137, 12)';
 const RED = 'rgb(214, 48, 49)';
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 interface Order {
   account: string;

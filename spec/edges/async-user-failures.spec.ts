@@ -17,8 +17,9 @@ import {
 } from 'keyed-dispatch';
 import { lastValueFrom, Observable, throwError, toArray } from 'rxjs';
 import { type LaneKind, laneKinds, type Msg } from '../lanes/lane-kinds';
-import { outcomeOf, waitUntil, within } from '../lanes/shared-state';
+import { outcomeOf, within } from '../lanes/shared-state';
 import { aFewTurns, recordEscapes } from '../support/escapes';
+import { waitFor } from '../support/waits';
 
 // User code that fails asynchronously (a rejection, an erroring Observable) must land where its
 // synchronous throw does: never an unhandled rejection, an uncaught exception or a stuck message.
@@ -309,7 +310,7 @@ describe('a DispatchRuntime component whose handler fails without a policy', () 
         }),
       ],
     }).start();
-    await waitUntil(() => done.length === 40, 10_000, 'component b to finish its 40 messages');
+    await waitFor(() => done.length === 40, 10_000, 'component b to finish its 40 messages');
     const report = await runtime.stopGracefully({ timeoutMs: 5_000 });
     expect(report.components.map((c) => [c.name, c.state])).toEqual([
       ['a', 'errored'],

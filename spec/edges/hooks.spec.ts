@@ -9,7 +9,8 @@ import {
 } from 'keyed-dispatch';
 import { lastValueFrom, Subject, type Subscription, takeUntil, toArray } from 'rxjs';
 import { type LaneKind, laneKinds, type Msg, type Ran } from '../lanes/lane-kinds';
-import { outcomeOf, sleep, within } from '../lanes/shared-state';
+import { outcomeOf, within } from '../lanes/shared-state';
+import { sleep } from '../support/waits';
 
 /**
  * A receiver of `messages` with hooks that misbehave on demand: `cancel` throws, or the receiver goes

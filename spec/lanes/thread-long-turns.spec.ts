@@ -9,8 +9,9 @@ import {
 } from 'keyed-dispatch';
 import { lastValueFrom, type Subscription, toArray } from 'rxjs';
 import { aFewTurns, recordEscapes } from '../support/escapes';
+import { waitFor } from '../support/waits';
 import { FIXTURES, laneKinds, type Msg, type Ran } from './lane-kinds';
-import { outcomeOf, waitUntil, within } from './shared-state';
+import { outcomeOf, within } from './shared-state';
 
 describe.each(laneKinds)('a handler that holds its lane, on %s', (_name, kind) => {
   it('is reported as a long turn, to `onLongTurn` and in the metrics, with its lane and how long it held it', async () => {
@@ -116,7 +117,7 @@ describe('a thread handler that never returns, on workers: 2 with 100 keys', () 
           }),
         )
         .subscribe({ error: () => {} });
-      await waitUntil(() => reports.length > 0, 10_000, 'the long turn to be reported');
+      await waitFor(() => reports.length > 0, 10_000, 'the long turn to be reported');
       expect(reports[0]?.[1]).toBeGreaterThanOrEqual(100);
       expect(metrics.read().longTurns.count).toBeGreaterThanOrEqual(1);
     } finally {
