@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { SchedulerLike } from 'rxjs';
+import type { AsyncClosable } from './async-dispose';
 import { EventLoopRouter } from './dispatch/event-loop-router';
 import { attachLanes } from './dispatch/lanes';
 import { threadLoop } from './engine/lane-loop';
@@ -38,7 +39,7 @@ let shared: KeyedExecutor | undefined;
  * at all); else the next lane in a turn shared by every dispatcher on the executor, so that keys spread
  * evenly over the lanes.
  */
-export class KeyedExecutor {
+export class KeyedExecutor implements AsyncClosable {
   /** The process-wide executor used when `keyedDispatch` is given none. It holds no handle, so it never keeps the process alive. */
   static get shared(): KeyedExecutor {
     shared ??= new KeyedExecutor();
@@ -120,5 +121,10 @@ export class KeyedExecutor {
       throw new Error('KeyedExecutor.shared cannot be closed; it lives as long as the process');
     this.#stopLongTurns?.();
     this.#lanes.close();
+  }
+
+  /** `close()`, for `await using executor = new KeyedExecutor()`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }

@@ -6,6 +6,7 @@ import {
   type SchedulerLike,
   type Subscription,
 } from 'rxjs';
+import type { AsyncClosable } from '../async-dispose';
 import { createDispatcher } from '../dispatch/create-dispatcher';
 import { type DispatchCore, throwAll } from '../dispatch/dispatch-core';
 import { type Lanes, lanesOfOption } from '../dispatch/lanes';
@@ -128,7 +129,7 @@ export type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
  * not subscribed yet); `stopGracefully()` closes intake, lets admitted messages finish within a
  * deadline, settles nothing that did not finish, then closes the executor; `forceStop()` cuts at once.
  */
-export class DispatchRuntime {
+export class DispatchRuntime implements AsyncClosable {
   /** The executor every component runs on; closed once every component has stopped (unless it is a shared one). */
   readonly executor: KeyedExecutor | ThreadExecutor;
   /** The executor's lanes. */
@@ -247,6 +248,11 @@ export class DispatchRuntime {
     for (const component of this.#components) component.stopIntake('running');
     this.#stopping = this.#close('forced');
     return this.#stopping;
+  }
+
+  /** `stopGracefully()` with its defaults, for `await using runtime = new DispatchRuntime(…).start()`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stopGracefully();
   }
 
   #stopUnstarted(): Promise<StopReport> {
