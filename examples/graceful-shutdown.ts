@@ -40,7 +40,7 @@ function applyDeposit(d: Deposit): Promise<string> {
 }
 
 const runtime = new DispatchRuntime({
-  executor: new KeyedExecutor({ workers: 2 }),
+  executor: new KeyedExecutor({ lanes: 2 }),
   components: [
     dispatchComponent({
       name: 'deposits',

@@ -99,7 +99,7 @@ export async function runTransformExample(records: readonly RawRecord[] = RECORD
     return EMPTY;
   }
 
-  const executor = new KeyedExecutor({ workers: 2 });
+  const executor = new KeyedExecutor({ lanes: 2 });
   try {
     const receiver = fromIterable(records, {
       // Where a transport acknowledges: only after the message's handler finished.

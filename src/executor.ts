@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { SchedulerLike } from 'rxjs';
+import type { AsyncClosable } from './async-dispose';
 import { EventLoopRouter } from './dispatch/event-loop-router';
 import { attachLanes } from './dispatch/lanes';
 import { threadLoop } from './engine/lane-loop';
@@ -12,8 +13,9 @@ export interface KeyedExecutorOptions {
    * How many event-loop lanes every dispatcher given this executor shares. They take turns on the one
    * thread that owns them: more lanes give more keys their own FIFO, not more CPU (for that,
    * `ThreadExecutor`, whose `workers` are threads). Integer from 1 to 1,024. Default: available processors.
+   * Read back as `executor.lanes.length`.
    */
-  workers?: number;
+  lanes?: number;
   /**
    * Told of every synchronous turn on these lanes that runs `longTurnMs` or longer: a handler blocking
    * the event loop (and every other key with it). Move such handlers to thread lanes (`ThreadExecutor`).
@@ -37,32 +39,24 @@ let shared: KeyedExecutor | undefined;
  * at all); else the next lane in a turn shared by every dispatcher on the executor, so that keys spread
  * evenly over the lanes.
  */
-export class KeyedExecutor {
+export class KeyedExecutor implements AsyncClosable {
   /** The process-wide executor used when `keyedDispatch` is given none. It holds no handle, so it never keeps the process alive. */
   static get shared(): KeyedExecutor {
     shared ??= new KeyedExecutor();
     return shared;
   }
 
-  /** Number of event-loop lanes. */
-  readonly workers: number;
   readonly #lanes: LaneSet;
   /** Stops the `onLongTurn` option's watch (null without it). */
   readonly #stopLongTurns: (() => void) | null = null;
 
   constructor(options: KeyedExecutorOptions = {}) {
-    optionsObject('KeyedExecutor', options, ['workers', 'onLongTurn', 'longTurnMs'] satisfies Array<
+    optionsObject('KeyedExecutor', options, ['lanes', 'onLongTurn', 'longTurnMs'] satisfies Array<
       keyof KeyedExecutorOptions
     >);
-    this.workers = integerOption(
-      'KeyedExecutor',
-      'workers',
-      options.workers,
-      availableParallelism(),
-      1,
-      MAX_WORKERS,
+    const lanes = new LaneSet(
+      integerOption('KeyedExecutor', 'lanes', options.lanes, availableParallelism(), 1, MAX_WORKERS),
     );
-    const lanes = new LaneSet(this.workers);
     this.#lanes = lanes;
     const executor = this;
     attachLanes(this, {
@@ -127,5 +121,10 @@ export class KeyedExecutor {
       throw new Error('KeyedExecutor.shared cannot be closed; it lives as long as the process');
     this.#stopLongTurns?.();
     this.#lanes.close();
+  }
+
+  /** `close()`, for `await using executor = new KeyedExecutor()`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }

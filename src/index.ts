@@ -1,3 +1,4 @@
+export type { AsyncClosable } from './async-dispose';
 export { WindowOverflowError } from './dispatch/dispatch-core';
 export type { HandlerContext } from './engine/mailbox';
 export { ExecutorClosedError } from './errors';

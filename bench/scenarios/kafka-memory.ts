@@ -72,7 +72,9 @@ async function run({ rounds = 3, args }: { rounds?: number; args: string[] }): P
           keys: KEYS,
         };
         const r = await measure(command, spec, RUN_TIMEOUT_MS);
-        console.error(`  ${id}: ${rate(r.rate)} msgs/s, RSS ${mb(r.rss ?? 0)}, heap ${mb(r.heap ?? 0)}, ${r.violations} out of order`);
+        console.error(
+          `  ${id}: ${rate(r.rate)} msgs/s, RSS ${mb(r.rss ?? 0)}, heap ${mb(r.heap ?? 0)}, ${r.violations} out of order`,
+        );
         return { rate: r.rate, rss: r.rss ?? 0, heap: r.heap ?? 0, violations: r.violations };
       },
     ]),

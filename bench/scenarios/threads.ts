@@ -66,7 +66,7 @@ export function cell({ kind, handlers }: Cell): Record<string, Run> {
   const name = kind === 'cpu' ? 'price' : 'trivial';
   const iterations = kind === 'cpu' ? calibrate(local.price, 50) : 0;
   const input = Array.from({ length: messages }, (_, n): Message => ({ key: n % keys, n, iterations }));
-  const loop = new KeyedExecutor({ workers: 1 });
+  const loop = new KeyedExecutor({ lanes: 1 });
   const one = new ThreadExecutor({ workers: 1 });
   const two = new ThreadExecutor({ workers: 2 });
   const pool = new Piscina({ filename: handlers, minThreads: 2, maxThreads: 2 });

@@ -9,7 +9,8 @@ import {
 } from 'keyed-dispatch';
 import { lastValueFrom, mergeMap, Observable, throwError, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { outcomeOf, sleep, waitUntil, within } from '../lanes/shared-state';
+import { outcomeOf, within } from '../lanes/shared-state';
+import { sleep, waitFor } from '../support/waits';
 import {
   BATCH_HANDLERS,
   batchLaneKinds,
@@ -143,7 +144,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch at the edges on %s', (_name, k
     const subscription = dispatch(listReceiver(messages, settled), 'store', {
       failurePolicy: retryPolicy({ maxAttempts: 3, backoff: { initialMs: 200, jitter: 0 } }),
     }).subscribe({ error: () => undefined });
-    await waitUntil(() => journal.ids().length === 1, 5000, 'the first run');
+    await waitFor(() => journal.ids().length === 1, 5000, 'the first run');
     await sleep(50);
     subscription.unsubscribe();
     await sleep(400);
@@ -160,7 +161,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch at the edges on %s', (_name, k
     const subscription = dispatch(listReceiver(messages, settled), 'store', {
       failurePolicy: retryPolicy({ maxAttempts: 1 }),
     }).subscribe({ error: () => undefined });
-    await waitUntil(() => journal.ids().length === 2, 5000, 'the batch to be taken apart');
+    await waitFor(() => journal.ids().length === 2, 5000, 'the batch to be taken apart');
     subscription.unsubscribe();
     await sleep(500);
     expect(journal.ids()).toEqual([[0, 1, 2, 3], [0]]);
@@ -185,7 +186,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch at the edges on %s', (_name, k
           }),
       }),
     }).subscribe({ error: () => undefined });
-    await waitUntil(() => deadLetterRunning, 5000, 'the dead letter to start');
+    await waitFor(() => deadLetterRunning, 5000, 'the dead letter to start');
     subscription.unsubscribe();
     await sleep(100);
     expect(deadLetterCancelled).toBe(true);
@@ -204,7 +205,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch at the edges on %s', (_name, k
       }),
     );
     (session as ListSession).deliverUpTo(2);
-    await waitUntil(() => journal.ids().length === 1, 5000, 'the first run');
+    await waitFor(() => journal.ids().length === 1, 5000, 'the first run');
     (session as ListSession).deliverUpTo(3);
     await sleep(20);
     expect((session as ListSession).takeBack(() => true)).toEqual([2]);
@@ -269,7 +270,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch at the edges on %s', (_name, k
       expect(result).toEqual({ value: [] });
       expect(journal.runs[OVERLAP]).toBe(0);
       // The last run is stopped once its thread hears the message was dealt with.
-      await waitUntil(() => journal.runs[ACTIVE] === 0, 5000, 'the last run to stop');
+      await waitFor(() => journal.runs[ACTIVE] === 0, 5000, 'the last run to stop');
       expect(journal.ids()).toEqual([[0, 1], [0, 1], [0, 1], [0], [0], [0], [1], [1], [1]]);
       expect(dead).toEqual([0, 1]);
       expect(log).toEqual(['0 dead-lettered', '1 dead-lettered']);
@@ -366,7 +367,7 @@ describe('keyedBatchDispatch with a policy in virtual time', () => {
         const dead: string[] = [];
         const out = cold('(abc)|').pipe(
           keyedBatchDispatch({
-            executor: new KeyedExecutor({ workers: 1 }),
+            executor: new KeyedExecutor({ lanes: 1 }),
             key: () => 'k',
             // Each call takes 2 frames; any batch holding b fails.
             handle: (batch: string[], context) =>

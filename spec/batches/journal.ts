@@ -79,7 +79,7 @@ export function items(journal: Journal, key: string, from: number, count: number
 export interface BatchLaneKind {
   readonly name: string;
   readonly threads: boolean;
-  executor(workers: number): { executor: KeyedExecutor | ThreadExecutor; close(): Promise<void> };
+  executor(lanes: number): { executor: KeyedExecutor | ThreadExecutor; close(): Promise<void> };
   handler(
     exportName: 'store' | 'storeNow' | 'emitThenFail' | 'nothing' | 'uncloneableThenWait' | 'mangle',
   ): KeyedBatchDispatchOptions<Item, string, Stored>['handle'];
@@ -91,8 +91,8 @@ export const batchLaneKinds: Array<[string, BatchLaneKind]> = [
     {
       name: 'event-loop lanes',
       threads: false,
-      executor(workers) {
-        const executor = new KeyedExecutor({ workers });
+      executor(lanes) {
+        const executor = new KeyedExecutor({ lanes });
         return { executor, close: () => executor.close() };
       },
       handler(exportName) {
@@ -105,8 +105,8 @@ export const batchLaneKinds: Array<[string, BatchLaneKind]> = [
     {
       name: 'thread lanes',
       threads: true,
-      executor(workers) {
-        const executor = new ThreadExecutor({ workers });
+      executor(lanes) {
+        const executor = new ThreadExecutor({ workers: lanes });
         return { executor, close: () => executor.close() };
       },
       handler(exportName) {

@@ -1,7 +1,8 @@
 import { DispatchStats, fromIterable, KeyedExecutor, keyedBatchDispatch } from 'keyed-dispatch';
 import { lastValueFrom, map, type Observable, Subject, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { waitUntil, within } from '../lanes/shared-state';
+import { within } from '../lanes/shared-state';
+import { waitFor } from '../support/waits';
 import { batchLaneKinds, type Item, items, onOneLane, type Stored, settlementLog } from './journal';
 
 describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
@@ -71,11 +72,11 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
     const done = dispatch(source);
     source.next({ key: 'a', id: 0, journal, gate: true });
     // A lone message starts at once: nothing waits for a batch to fill.
-    await waitUntil(() => journal.ids().length === 1, 5000, 'the first batch to start');
+    await waitFor(() => journal.ids().length === 1, 5000, 'the first batch to start');
     for (const m of items(journal, 'a', 1, 3)) source.next(m);
     source.next({ key: 'b', id: 4, journal });
     // Another key's batch runs while the first one is held...
-    await waitUntil(() => journal.ids().length === 2, 5000, "key b's batch to start");
+    await waitFor(() => journal.ids().length === 2, 5000, "key b's batch to start");
     expect(journal.ids()).toEqual([[0], [4]]);
     // ...and key a's next batch waits for its previous one.
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -101,7 +102,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
       'store',
       stats,
     );
-    await waitUntil(() => journal.ids().length === 2, 5000, 'both keys to start a batch');
+    await waitFor(() => journal.ids().length === 2, 5000, 'both keys to start a batch');
     // Key a holds its share (4) in the window, and parks the rest; key b its 2: 6 in flight, the window.
     expect(stats.snapshot()).toMatchObject({ inFlight: 6, parked: 6 });
     expect(stats.backlogOf('a')).toBe(10);
@@ -127,7 +128,7 @@ describe.each(batchLaneKinds)('keyedBatchDispatch on %s', (_name, kind) => {
     const { journal } = lane;
     const { log, onSettled } = settlementLog();
     const done = dispatch(fromIterable(items(journal, 'a', 0, 3, { gate: true }), { onSettled }));
-    await waitUntil(() => journal.ids().length === 1, 5000, 'the batch to start');
+    await waitFor(() => journal.ids().length === 1, 5000, 'the batch to start');
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(log).toEqual([]);
     journal.open();
@@ -192,7 +193,7 @@ describe('keyedBatchDispatch in virtual time', () => {
 
   it('runs what arrives together as one batch, and what arrives while it runs as the next one', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const out = cold('(abc)de|').pipe(
         keyedBatchDispatch({
           executor,
@@ -208,7 +209,7 @@ describe('keyedBatchDispatch in virtual time', () => {
 
   it('keeps keys apart: each key has batches of its own, running side by side', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const out = cold('(abc)(de)|', { a: 'a1', b: 'b1', c: 'a2', d: 'b2', e: 'a3' }).pipe(
         keyedBatchDispatch({
           executor,

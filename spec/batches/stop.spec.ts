@@ -1,6 +1,7 @@
 import { keyedBatchDispatch } from 'keyed-dispatch';
 import { lastValueFrom, toArray } from 'rxjs';
-import { sleep, waitUntil, within } from '../lanes/shared-state';
+import { within } from '../lanes/shared-state';
+import { sleep, waitFor } from '../support/waits';
 import { batchLaneKinds, type Item, items, onOneLane, type Stored } from './journal';
 import { type ListSession, listReceiver } from './list-receiver';
 
@@ -35,7 +36,7 @@ describe.each(batchLaneKinds)('stopping keyedBatchDispatch on %s', (_name, kind)
       'the output to complete',
     );
     (session as ListSession).deliverUpTo(2);
-    await waitUntil(() => journal.ids().length === 2, 5000, 'both keys to start');
+    await waitFor(() => journal.ids().length === 2, 5000, 'both keys to start');
     (session as ListSession).deliverUpTo(5);
     expect((session as ListSession).takeBack((m) => m.id !== 3)).toEqual([2, 4]);
     journal.open();
@@ -56,7 +57,7 @@ describe.each(batchLaneKinds)('stopping keyedBatchDispatch on %s', (_name, kind)
       .pipe(dispatch())
       .subscribe({ error: () => undefined });
     (session as ListSession).deliverUpTo(5);
-    await waitUntil(() => journal.ids().length === 2, 5000, 'both keys to start');
+    await waitFor(() => journal.ids().length === 2, 5000, 'both keys to start');
     subscription.unsubscribe();
     journal.open();
     await sleep(50);

@@ -29,14 +29,8 @@ import {
   timer,
   toArray,
 } from 'rxjs';
-import {
-  arrayRepeat,
-  asInteropObservable,
-  distinctKeys,
-  executorPerTest,
-  sleep,
-  testScheduler,
-} from './support';
+import { sleep } from '../support/waits';
+import { arrayRepeat, asInteropObservable, distinctKeys, executorPerTest, testScheduler } from './support';
 
 describe('keyedDispatch with distinct keys, as mergeMap', () => {
   const executor = executorPerTest();

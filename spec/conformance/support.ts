@@ -19,7 +19,7 @@ export function testScheduler(): TestScheduler {
 export function executorPerTest(): () => KeyedExecutor {
   let executor: KeyedExecutor | undefined;
   beforeEach(() => {
-    executor = new KeyedExecutor({ workers: 2 });
+    executor = new KeyedExecutor({ lanes: 2 });
   });
   afterEach(async () => {
     await executor?.close();
@@ -54,9 +54,4 @@ export function asInteropObservable<T>(source: Observable<T>): InteropObservable
     [observable as symbol]: () => ({ subscribe: (observer: any) => source.subscribe(observer) }),
   };
   return foreign as unknown as InteropObservable<T>;
-}
-
-/** Resolves after `ms` milliseconds of real time. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -23,7 +23,7 @@ function* numbered(count: number, keys: number): Generator<Msg> {
 describe('keyedDispatch backpressure', () => {
   let executor: KeyedExecutor;
   beforeEach(() => {
-    executor = new KeyedExecutor({ workers: 2 });
+    executor = new KeyedExecutor({ lanes: 2 });
   });
   afterEach(() => executor.close());
 

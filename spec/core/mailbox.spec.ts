@@ -2,6 +2,7 @@ import type { ObservableInput } from 'rxjs';
 import { Lane } from '../../src/engine/lane';
 import { LaneLoop } from '../../src/engine/lane-loop';
 import { Mailbox, type MailboxOwner } from '../../src/engine/mailbox';
+import { deferred } from '../support/waits';
 
 /** An owner that runs each message's handler from `handlers` and records what its mailboxes report. */
 function recordingOwner(handlers: Map<string, () => Promise<string>>) {
@@ -17,12 +18,6 @@ function recordingOwner(handlers: Map<string, () => Promise<string>>) {
     retire: () => log.push('retired'),
   };
   return { owner, log };
-}
-
-function deferred(): { promise: Promise<string>; resolve: (value: string) => void } {
-  let resolve!: (value: string) => void;
-  const promise = new Promise<string>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 const settle = () => new Promise((r) => setImmediate(r));
@@ -42,8 +37,8 @@ describe('Mailbox', () => {
   });
 
   it('ignores the late settlement of a Promise left running when the mailbox was reset and reused', async () => {
-    const first = deferred();
-    const second = deferred();
+    const first = deferred<string>();
+    const second = deferred<string>();
     const handlers = new Map([
       ['old', () => first.promise],
       ['new', () => second.promise],

@@ -13,7 +13,7 @@ function testScheduler(): TestScheduler {
 describe('keyedDispatch (marbles)', () => {
   let executor: KeyedExecutor;
   beforeEach(() => {
-    executor = new KeyedExecutor({ workers: 2 });
+    executor = new KeyedExecutor({ lanes: 2 });
   });
   afterEach(() => executor.close());
 

@@ -43,9 +43,9 @@ describe('keyedDispatch options', () => {
     );
   });
 
-  it('throws for an executor with an invalid worker count', () => {
-    expect(() => new KeyedExecutor({ workers: 0 })).toThrow(
-      new TypeError('KeyedExecutor: expected `workers` to be an integer from 1 to 1024, got 0 (number)'),
+  it('throws for an executor with an invalid lane count', () => {
+    expect(() => new KeyedExecutor({ lanes: 0 })).toThrow(
+      new TypeError('KeyedExecutor: expected `lanes` to be an integer from 1 to 1024, got 0 (number)'),
     );
   });
 

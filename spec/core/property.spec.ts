@@ -25,7 +25,7 @@ const scenario = fc.record({
   share: fc.double({ min: 0, max: 1, noNaN: true }),
   maxParked: fc.integer({ min: 1, max: 40 }),
   throughput: fc.integer({ min: 1, max: 20 }),
-  workers: fc.integer({ min: 1, max: 4 }),
+  lanes: fc.integer({ min: 1, max: 4 }),
 });
 
 describe('keyedDispatch (property)', () => {
@@ -33,9 +33,9 @@ describe('keyedDispatch (property)', () => {
     await fc.assert(
       fc.asyncProperty(
         scenario,
-        async ({ messages, allowErrors, maxInFlight, share, maxParked, throughput, workers }) => {
+        async ({ messages, allowErrors, maxInFlight, share, maxParked, throughput, lanes }) => {
           const maxPerKey = Math.max(1, Math.round(share * maxInFlight));
-          const executor = new KeyedExecutor({ workers });
+          const executor = new KeyedExecutor({ lanes });
           const stats = new DispatchStats();
           const nextSeq = new Map<number, number>();
           const input: Msg[] = messages.map((m, id) => {

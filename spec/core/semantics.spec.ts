@@ -1,7 +1,8 @@
 import { DispatchStats, fromIterable, KeyedExecutor, keyedDispatch } from 'keyed-dispatch';
 import { firstValueFrom, from, Subject, take, tap, toArray } from 'rxjs';
 import { lanesOf } from '../../src/dispatch/lanes';
-import { type Deferred, deferred, flushMicrotasks, Gates } from '../support/scripted-receiver';
+import { flushMicrotasks, Gates } from '../support/scripted-receiver';
+import { type Deferred, deferred } from '../support/waits';
 
 interface Msg {
   key: string;
@@ -13,7 +14,7 @@ const byKey = (m: Msg) => m.key;
 describe('keyedDispatch semantics (event-loop lanes)', () => {
   let executor: KeyedExecutor;
   beforeEach(() => {
-    executor = new KeyedExecutor({ workers: 3 });
+    executor = new KeyedExecutor({ lanes: 3 });
   });
   afterEach(() => executor.close());
 
@@ -181,7 +182,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
   });
 
   it('takes the lanes in turn across the dispatchers sharing an executor, not each from the first', () => {
-    const four = new KeyedExecutor({ workers: 4 });
+    const four = new KeyedExecutor({ lanes: 4 });
     const placed: number[] = [];
     const never = new Promise<never>(() => {});
     const subs = [0, 1, 2, 3].map((d) =>
@@ -255,7 +256,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
       handle: (m: Msg, signal: Subject<string>) => string[],
       downstream = tap<string>(),
     ) {
-      const single = new KeyedExecutor({ workers: 1 });
+      const single = new KeyedExecutor({ lanes: 1 });
       const signal = new Subject<string>();
       const messages = ['A', 'B', 'C'].map((key, seq) => ({ key, seq }));
       const values = await firstValueFrom(
@@ -275,7 +276,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
     }
 
     it('spreads them over the lanes in turn: no lane is left without keys', async () => {
-      const four = new KeyedExecutor({ workers: 4 });
+      const four = new KeyedExecutor({ lanes: 4 });
       const messages = Array.from({ length: 4000 }, (_, seq) => ({ key: `k${seq}`, seq }));
       const lastHalf = [0, 0, 0, 0];
       await firstValueFrom(
@@ -342,7 +343,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
       more: (source: Subject<Msg>) => void,
       handle: (m: Msg, source: Subject<Msg>) => Msg[],
     ) {
-      const single = new KeyedExecutor({ workers: 1 });
+      const single = new KeyedExecutor({ lanes: 1 });
       const source = new Subject<Msg>();
       const gate = deferred();
       const done = firstValueFrom(
@@ -411,7 +412,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
   });
 
   it('gives a hot key at most `throughput` synchronous messages per turn before other mailboxes of its lane', async () => {
-    const single = new KeyedExecutor({ workers: 1 });
+    const single = new KeyedExecutor({ lanes: 1 });
     const messages = [
       ...Array.from({ length: 10 }, (_, i) => ({ key: 'hot', seq: i })),
       { key: 'cold', seq: 99 },
@@ -445,7 +446,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
   });
 
   it('lets a lane start 16 handlers before the next lane with ready work gets the thread, finishing the turn in progress', async () => {
-    const two = new KeyedExecutor({ workers: 2 });
+    const two = new KeyedExecutor({ lanes: 2 });
     // a and b arrive in one admission batch and land on the two lanes in turn.
     const messages = [
       ...Array.from({ length: 22 }, (_, i) => ({ key: 'a', seq: i })),
@@ -466,7 +467,7 @@ describe('keyedDispatch semantics (event-loop lanes)', () => {
   });
 
   it('lets other keys of the same lane run while an async handler waits', async () => {
-    const single = new KeyedExecutor({ workers: 1 });
+    const single = new KeyedExecutor({ lanes: 1 });
     const gate = deferred<string>();
     const source = new Subject<Msg>();
     const seen: string[] = [];

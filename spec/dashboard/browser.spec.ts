@@ -8,6 +8,7 @@ import { firstValueFrom, Subject, type Subscription } from 'rxjs';
 import { stallThreshold } from '../../src/dashboard/stall';
 import { HeldDemo } from '../examples/held-demo';
 import { laggingTransport, partitionLag } from '../support/lagging-transport';
+import { sleep } from '../support/waits';
 import { faultyTransport } from './faulty-transport';
 import { gated } from './gated';
 
@@ -50,8 +51,6 @@ const GREY = 'rgb(134, 142, 150)';
 const ORANGE = 'rgb(232, 137, 12)';
 const RED = 'rgb(214, 48, 49)';
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 interface Order {
   account: string;
   seq: number;
@@ -62,7 +61,7 @@ interface Order {
  * a full window of many keys none of which settles.
  */
 async function pipelines() {
-  const executor = new KeyedExecutor({ workers: 2 });
+  const executor = new KeyedExecutor({ lanes: 2 });
   const held = new Subject<void>();
   const subscriptions: Subscription[] = [];
   const orders = new DispatchMetrics({ sampleEvery: 1, longTurnMs: 5 });

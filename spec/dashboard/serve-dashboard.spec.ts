@@ -4,6 +4,7 @@ import { DispatchMetrics, DispatchRuntime, dispatchComponent, KeyedExecutor } fr
 import { type Dashboard, serveDashboard } from 'keyed-dispatch/dashboard';
 import { NEVER, VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import type { DispatcherFrame, Hello } from '../../src/dashboard/frame';
+import { sleep } from '../support/waits';
 import { EventStream } from './event-stream';
 import { faultyTransport } from './faulty-transport';
 import { gated, times } from './gated';
@@ -40,7 +41,6 @@ async function statusOf(port: number, path: string, host: string | null, address
 const externalAddress = Object.values(networkInterfaces())
   .flat()
   .find((i) => i !== undefined && !i.internal && i.family === 'IPv4')?.address;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A raw request, so the spec chooses the method and the Host header. */
 function raw(url: string, method: string, headers: Record<string, string> = {}): Promise<number> {
@@ -310,7 +310,7 @@ describe('serveDashboard', () => {
   });
 
   it("shows each runtime component that has a DispatchMetrics, under the component's name", async () => {
-    const executor = new KeyedExecutor({ workers: 1 });
+    const executor = new KeyedExecutor({ lanes: 1 });
     const component = (name: string, stats?: DispatchMetrics) =>
       dispatchComponent({
         name,

@@ -17,8 +17,9 @@ import {
 } from 'keyed-dispatch';
 import { lastValueFrom, Observable, throwError, toArray } from 'rxjs';
 import { type LaneKind, laneKinds, type Msg } from '../lanes/lane-kinds';
-import { outcomeOf, waitUntil, within } from '../lanes/shared-state';
+import { outcomeOf, within } from '../lanes/shared-state';
 import { aFewTurns, recordEscapes } from '../support/escapes';
+import { waitFor } from '../support/waits';
 
 // User code that fails asynchronously (a rejection, an erroring Observable) must land where its
 // synchronous throw does: never an unhandled rejection, an uncaught exception or a stuck message.
@@ -120,7 +121,7 @@ describe('an async onLongTurn that rejects', () => {
   it('is no longer called and a process warning says why, as when it throws', async () => {
     let calls = 0;
     const executor = new KeyedExecutor({
-      workers: 2,
+      lanes: 2,
       longTurnMs: 1,
       onLongTurn: async () => {
         calls++;
@@ -251,7 +252,7 @@ describe('a DispatchMetrics.onHandlerDuration listener that throws', () => {
     async (_, listener) => {
       const metrics = new DispatchMetrics({ sampleEvery: 1 });
       metrics.onHandlerDuration(listener);
-      const executor = new KeyedExecutor({ workers: 2 });
+      const executor = new KeyedExecutor({ lanes: 2 });
       try {
         const settled: number[] = [];
         const values = await within(
@@ -288,7 +289,7 @@ describe('a DispatchRuntime component whose handler fails without a policy', () 
     const boom = new Error('component a failed');
     const done: number[] = [];
     const runtime = new DispatchRuntime({
-      executor: new KeyedExecutor({ workers: 2 }),
+      executor: new KeyedExecutor({ lanes: 2 }),
       components: [
         dispatchComponent({
           name: 'a',
@@ -309,7 +310,7 @@ describe('a DispatchRuntime component whose handler fails without a policy', () 
         }),
       ],
     }).start();
-    await waitUntil(() => done.length === 40, 10_000, 'component b to finish its 40 messages');
+    await waitFor(() => done.length === 40, 10_000, 'component b to finish its 40 messages');
     const report = await runtime.stopGracefully({ timeoutMs: 5_000 });
     expect(report.components.map((c) => [c.name, c.state])).toEqual([
       ['a', 'errored'],

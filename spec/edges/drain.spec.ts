@@ -8,7 +8,7 @@ describe("stopGracefully({ drain: 'running' }) with a plain source", () => {
     const started: number[] = [];
     const release: Array<() => void> = [];
     const runtime = new DispatchRuntime({
-      executor: new KeyedExecutor({ workers: 1 }),
+      executor: new KeyedExecutor({ lanes: 1 }),
       components: [
         dispatchComponent({
           name: 'plain',
@@ -44,7 +44,7 @@ describe("stopGracefully({ drain: 'running' }) with a receiver that delivers syn
     let startedAfterStop = 0;
     const release: Array<() => void> = [];
     const runtime = new DispatchRuntime({
-      executor: new KeyedExecutor({ workers: 1 }),
+      executor: new KeyedExecutor({ lanes: 1 }),
       components: [
         dispatchComponent({
           name: 'sync receiver',

@@ -259,7 +259,7 @@ describe('a handler that stops its dispatcher, then returns an Observable', () =
   let executor: KeyedExecutor;
   const intervals: Array<ReturnType<typeof setInterval>> = [];
   beforeEach(() => {
-    executor = new KeyedExecutor({ workers: 2 });
+    executor = new KeyedExecutor({ lanes: 2 });
   });
   afterEach(async () => {
     for (const t of intervals.splice(0)) clearInterval(t);

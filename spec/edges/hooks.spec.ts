@@ -9,7 +9,8 @@ import {
 } from 'keyed-dispatch';
 import { lastValueFrom, Subject, type Subscription, takeUntil, toArray } from 'rxjs';
 import { type LaneKind, laneKinds, type Msg, type Ran } from '../lanes/lane-kinds';
-import { outcomeOf, sleep, within } from '../lanes/shared-state';
+import { outcomeOf, within } from '../lanes/shared-state';
+import { sleep } from '../support/waits';
 
 /**
  * A receiver of `messages` with hooks that misbehave on demand: `cancel` throws, or the receiver goes
@@ -149,7 +150,7 @@ describe('on event-loop lanes', () => {
   it('starts no handler for a message whose key selector stopped the output, in the refill of a finished one', async () => {
     const stop = new Subject<void>();
     const handled: number[] = [];
-    const executor = new KeyedExecutor({ workers: 1 });
+    const executor = new KeyedExecutor({ lanes: 1 });
     try {
       const values = await within(
         lastValueFrom(
@@ -183,7 +184,7 @@ describe('on event-loop lanes', () => {
   it('keeps running when an `onLongTurn` listener throws: the listener is dropped with a process warning', async () => {
     const emitWarning = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     const executor = new KeyedExecutor({
-      workers: 1,
+      lanes: 1,
       longTurnMs: 5,
       onLongTurn: () => {
         throw new Error('listener threw');
@@ -272,7 +273,7 @@ describe('a receiver session of its own (ReceiverSession, not PullSession)', () 
       lastValueFrom(
         receiver.pipe(
           keyedDispatch({
-            executor: new KeyedExecutor({ workers: 1 }),
+            executor: new KeyedExecutor({ lanes: 1 }),
             maxInFlight: 2,
             maxPerKey: 2,
             key: (m: Item) => m.key,

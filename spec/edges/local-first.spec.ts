@@ -47,9 +47,9 @@ function track(sends: Array<Promise<void>>): number[] {
 }
 
 describe('LocalBus: a local-first loop of handlers that await their sends', () => {
-  it('completes 100 command → event → saga → command chains with maxInFlight 4 on 2 workers well within a second', async () => {
+  it('completes 100 command → event → saga → command chains with maxInFlight 4 on 2 lanes well within a second', async () => {
     const CHAINS = 100;
-    const executor = new KeyedExecutor({ workers: 2 });
+    const executor = new KeyedExecutor({ lanes: 2 });
     const commands = new LocalBus<Hop>();
     const events = new LocalBus<Hop>();
     const sagaCommands = new LocalBus<Hop>();
@@ -139,7 +139,7 @@ describe('LocalBus: a local-first loop of handlers that await their sends', () =
 describe('LocalBus: pacing a producer outside any handler', () => {
   it('holds at most maxPending messages per receiver while a producer awaits send() for 1,000,000 messages', async () => {
     const MESSAGES = 1_000_000;
-    const executor = new KeyedExecutor({ workers: 2 });
+    const executor = new KeyedExecutor({ lanes: 2 });
     const bus = new LocalBus<number>();
     // Handlers finish on the next turn of the event loop (one shared promise per turn), so the producer,
     // which only awaits microtasks, outruns the dispatcher and has to be paced.
@@ -181,7 +181,7 @@ describe('LocalBus: pacing a producer outside any handler', () => {
   }, 20_000);
 
   it('fills the queue up to the bound, then resumes the producer one message at a time as the dispatcher takes them', async () => {
-    const executor = new KeyedExecutor({ workers: 1 });
+    const executor = new KeyedExecutor({ lanes: 1 });
     const bus = new LocalBus<number>({ maxPending: 16 });
     const done = lastValueFrom(
       bus.receive().pipe(
@@ -207,7 +207,7 @@ describe('LocalBus: pacing a producer outside any handler', () => {
 });
 
 describe('LocalBus: when send() resolves', () => {
-  const executor = new KeyedExecutor({ workers: 1 });
+  const executor = new KeyedExecutor({ lanes: 1 });
   afterAll(() => executor.close());
 
   function gatedReceiver(bus: LocalBus<Msg>, maxInFlight: number) {

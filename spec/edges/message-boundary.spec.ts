@@ -17,7 +17,8 @@ import {
 } from 'keyed-dispatch';
 import { lastValueFrom, toArray } from 'rxjs';
 import { FIXTURES, type LaneKind, laneKinds, type Msg, type Ran } from '../lanes/lane-kinds';
-import { outcomeOf, sleep, waitUntil, within } from '../lanes/shared-state';
+import { outcomeOf, within } from '../lanes/shared-state';
+import { sleep, waitFor } from '../support/waits';
 
 /** A transport-like session over a list: says where each message came from, records each settlement. */
 class Positions<T> extends PullSession<T> {
@@ -329,7 +330,7 @@ describe('transport faults a receiver survives', () => {
     await sleep(80);
     expect(errored).toBeUndefined();
     subscription.unsubscribe();
-    await waitUntil(() => subscription.closed, 1000, 'the unsubscription');
+    await waitFor(() => subscription.closed, 1000, 'the unsubscription');
   });
 });
 

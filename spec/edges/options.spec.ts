@@ -44,7 +44,7 @@ describe('option validation', () => {
       'metrics',
       () => keyedDispatch({ key, handle, metrics: new DispatchMetrics() } as never),
     ],
-    ['KeyedExecutor', 'lanes', () => new KeyedExecutor({ lanes: 2 } as never)],
+    ['KeyedExecutor', 'workers', () => new KeyedExecutor({ workers: 2 } as never)],
     ['ThreadExecutor', 'threads', () => new ThreadExecutor({ threads: 2 } as never)],
     ['DispatchMetrics', 'hotkeys', () => new DispatchMetrics({ hotkeys: 5 } as never)],
     ['retryPolicy', 'attempts', () => retryPolicy({ attempts: 5 } as never)],
@@ -203,11 +203,11 @@ describe('option validation', () => {
   });
 
   it.each([
-    ['KeyedExecutor', KeyedExecutor],
-    ['ThreadExecutor', ThreadExecutor],
-  ])('names `workers` when a %s is asked for 2 ** 32 lanes', (name, Executor) => {
-    expect(() => new (Executor as typeof KeyedExecutor)({ workers: 2 ** 32 })).toThrow(
-      `${name}: expected \`workers\` to be an integer from 1 to 1024, got 4294967296 (number)`,
+    ['KeyedExecutor', () => new KeyedExecutor({ lanes: 2 ** 32 }), 'lanes'],
+    ['ThreadExecutor', () => new ThreadExecutor({ workers: 2 ** 32 }), 'workers'],
+  ])('names the lane count option when a %s is asked for 2 ** 32 lanes', (name, build, option) => {
+    expect(build).toThrow(
+      `${name}: expected \`${option}\` to be an integer from 1 to 1024, got 4294967296 (number)`,
     );
   });
 

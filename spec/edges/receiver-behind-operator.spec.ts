@@ -21,7 +21,7 @@ interface Msg {
   seq: number;
 }
 
-const executor = new KeyedExecutor({ workers: 2 });
+const executor = new KeyedExecutor({ lanes: 2 });
 
 afterAll(() => executor.close());
 
@@ -141,7 +141,7 @@ describe('a receiver behind another operator', () => {
           output: { error: (err) => errors.push(err) },
         }),
       ],
-      executor: new KeyedExecutor({ workers: 1 }),
+      executor: new KeyedExecutor({ lanes: 1 }),
     }).start();
     await flushMicrotasks();
     expect(errors).toHaveLength(1);

@@ -188,7 +188,7 @@ const executorCases = {
   onLongTurn: {
     lands: 'warning',
     run: async (fail) => {
-      const executor = new KeyedExecutor({ workers: 2, longTurnMs: 1, onLongTurn: fail() });
+      const executor = new KeyedExecutor({ lanes: 2, longTurnMs: 1, onLongTurn: fail() });
       try {
         const busy = (m: Msg) => {
           const until = performance.now() + 3;
@@ -255,7 +255,7 @@ async function runtimeWith(output: RuntimeComponent<Msg, string, number>['output
     output,
   });
   const runtime = new DispatchRuntime({
-    executor: new KeyedExecutor({ workers: 2 }),
+    executor: new KeyedExecutor({ lanes: 2 }),
     components: [component],
   }).start();
   await aFewTurns(50);

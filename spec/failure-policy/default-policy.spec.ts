@@ -14,7 +14,8 @@ import {
   threadHandler,
 } from 'keyed-dispatch';
 import { from, lastValueFrom, mergeMap, type Observable, type OperatorFunction, toArray } from 'rxjs';
-import { outcomeOf, waitUntil, within } from '../lanes/shared-state';
+import { outcomeOf, within } from '../lanes/shared-state';
+import { waitFor } from '../support/waits';
 
 const RETRY_HANDLERS = join(__dirname, '..', 'fixtures', 'retry-handlers.js');
 
@@ -46,7 +47,7 @@ interface Ran {
 const laneKinds = [
   {
     name: 'event-loop lanes',
-    executor: () => new KeyedExecutor({ workers: 2 }),
+    executor: () => new KeyedExecutor({ lanes: 2 }),
     one: () => require(RETRY_HANDLERS).flaky,
     batch: () => require(RETRY_HANDLERS).flakyBatch,
   },
@@ -295,7 +296,7 @@ describe('the default failure policy in a DispatchRuntime', () => {
       handled.push(m.id);
     };
     const runtime = new DispatchRuntime({
-      executor: new KeyedExecutor({ workers: 2 }),
+      executor: new KeyedExecutor({ lanes: 2 }),
       components: [
         dispatchComponent({
           name: 'failing',
@@ -312,7 +313,7 @@ describe('the default failure policy in a DispatchRuntime', () => {
     try {
       await failing.send({ key: 'a', id: 0, journal, fails: 2 });
       for (let id = 1; id <= 20; id++) await healthy.send({ key: `k${id % 4}`, id, journal });
-      await waitUntil(() => handled.length === 21, 10_000, 'every message handled');
+      await waitFor(() => handled.length === 21, 10_000, 'every message handled');
       expect(journal.runsOf(0)).toBe(3);
     } finally {
       const report = await runtime.stopGracefully({ timeoutMs: 5_000 });
@@ -346,7 +347,7 @@ describe('the default failure policy on thread lanes, for a message that takes i
       );
       await bus.send({ key: 'p', n: 1, exit: true });
       for (let n = 1; n <= 5; n++) for (const key of ['a', 'b', 'c']) await bus.send({ key, n });
-      await waitUntil(() => settled.length === 16, 20_000, 'every message to be settled');
+      await waitFor(() => settled.length === 16, 20_000, 'every message to be settled');
       expect(settled.filter((s) => !s.endsWith(':done'))).toEqual(['p1:failed']);
       expect(errors.mock.calls.map((call) => call.map(String).join(' ')).join('\n')).toContain(
         'ThreadCrashLoopError',

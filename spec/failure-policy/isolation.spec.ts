@@ -51,7 +51,7 @@ function runKeyedDispatch(withFailingKey: boolean): Run {
   const run: Run = { othersDoneAt: [], badStarts: [], othersDoneBeforeFirstRetry: -1 };
   scheduler.run(() => {
     // One lane: the failing key's backoff shares it with all 1,000 other keys.
-    const executor = new KeyedExecutor({ workers: 1 });
+    const executor = new KeyedExecutor({ lanes: 1 });
     const handle = (m: Msg, context: HandlerContext<string>): Observable<Msg> => {
       if (m.key === 'bad') {
         if (m.seq === 1 && run.badStarts.length === 1)

@@ -21,7 +21,7 @@ function testScheduler(): TestScheduler {
 describe('retryPolicy on keyedDispatch', () => {
   it('runs a failed handler again after the backoff and emits what the successful attempt emits', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       let attempts = 0;
       const out = cold('a|', { a: msg('x', '1') }).pipe(
         keyedDispatch({
@@ -37,7 +37,7 @@ describe('retryPolicy on keyedDispatch', () => {
 
   it('retries a handler that throws synchronously as well as one that errors later', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       let attempts = 0;
       const out = cold('a|', { a: msg('x', '1') }).pipe(
         keyedDispatch({
@@ -65,7 +65,7 @@ describe('retryPolicy on keyedDispatch', () => {
     const scheduler = testScheduler();
     const startedAt: number[] = [];
     scheduler.run(({ cold }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       cold('a|', { a: msg('x', '1') })
         .pipe(
           keyedDispatch({
@@ -107,7 +107,7 @@ describe('retryPolicy on keyedDispatch', () => {
     const settled: Array<[string, Settlement, unknown]> = [];
     const deadLetters: Array<[string, string, number, string]> = [];
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const source = fromIterable([msg('bad', 'b1'), msg('ok', 'o1')], {
         onSettled: (m, outcome, error) =>
           settled.push([m.id, outcome, (error as Error | undefined)?.message]),
@@ -143,7 +143,7 @@ describe('retryPolicy on keyedDispatch', () => {
   it('sends an error that retryable rejects to the dead letter after one attempt', () => {
     const deadLetters: Array<[string, number]> = [];
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const out = cold('a|', { a: msg('x', '1') }).pipe(
         keyedDispatch({
           executor,
@@ -166,7 +166,7 @@ describe('retryPolicy on keyedDispatch', () => {
 
   it('errors the output with a TypeError naming `retryable` when it returns something other than a boolean (an async one returns a Promise)', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const out = cold('a|', { a: msg('x', '1') }).pipe(
         keyedDispatch({
           executor,
@@ -194,7 +194,7 @@ describe('retryPolicy on keyedDispatch', () => {
   it("holds the key's later messages until the dead letter's output completes, then runs them in order", () => {
     const order: string[] = [];
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const source = cold('(abc)|', { a: msg('k', 'k1'), b: msg('k', 'k2'), c: msg('k', 'k3') });
       const out = source.pipe(
         keyedDispatch({
@@ -220,7 +220,7 @@ describe('retryPolicy on keyedDispatch', () => {
   it('settles the message as failed without a dead letter and goes on', () => {
     const settled: Array<[string, Settlement]> = [];
     testScheduler().run(({ expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const source = fromIterable([msg('k', 'k1'), msg('k', 'k2')], {
         onSettled: (m, outcome) => settled.push([m.id, outcome]),
       });
@@ -242,7 +242,7 @@ describe('retryPolicy on keyedDispatch', () => {
 
   it('errors the output when the dead letter itself fails', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const out = cold('a|', { a: msg('x', '1') }).pipe(
         keyedDispatch({
           executor,
@@ -260,7 +260,7 @@ describe('retryPolicy on keyedDispatch', () => {
 
   it('errors the output on a handler error when no policy is given', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const conflict = new VersionConflict('no policy');
       const out = cold('ab|', { a: msg('x', '1'), b: msg('y', '2') }).pipe(
         keyedDispatch({
@@ -276,7 +276,7 @@ describe('retryPolicy on keyedDispatch', () => {
   it('cancels a pending backoff when the output is unsubscribed', () => {
     let attempts = 0;
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const out = cold('a', { a: msg('x', '1') }).pipe(
         keyedDispatch({
           executor,
@@ -295,7 +295,7 @@ describe('retryPolicy on keyedDispatch', () => {
 
   it('emits nothing from the dead letter and keeps a handler that never fails untouched', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      const executor = new KeyedExecutor({ workers: 1 });
+      const executor = new KeyedExecutor({ lanes: 1 });
       const out = cold('ab|', { a: msg('x', '1'), b: msg('y', '2') }).pipe(
         keyedDispatch({
           executor,
@@ -323,7 +323,7 @@ describe('retryPolicy on keyedDispatch', () => {
         maxAttempts: 1,
         deadLetter: (m) => void dead.push(m),
       });
-      const options = { executor: new KeyedExecutor({ workers: 1 }), key: (m: Msg) => m.key, failurePolicy };
+      const options = { executor: new KeyedExecutor({ lanes: 1 }), key: (m: Msg) => m.key, failurePolicy };
       const out = cold('a|', { a: msg('x', '1') }).pipe(
         keyedDispatch({ ...options, handle: callsBackTwice }),
       );

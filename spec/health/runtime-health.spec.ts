@@ -24,7 +24,7 @@ afterAll(() => Promise.all(executors.map((e) => e.close())));
 function ordersRuntime(others: AnyRuntimeComponent[] = []) {
   const bus = new LocalBus<Msg>();
   const stats = new DispatchStats();
-  const executor = new KeyedExecutor({ workers: 1 });
+  const executor = new KeyedExecutor({ lanes: 1 });
   executors.push(executor);
   const runtime = new DispatchRuntime({
     executor,

@@ -1,8 +1,7 @@
 import { DispatchStats, HealthCheck, keyedDispatch, LocalBus, retryPolicy } from 'keyed-dispatch';
 import type { Subscription } from 'rxjs';
 import { laneKinds, type Msg, type Ran } from '../lanes/lane-kinds';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from '../support/waits';
 
 /** Until `condition` holds, checking every 10 ms; false after `ms`. */
 async function until(ms: number, condition: () => boolean): Promise<boolean> {

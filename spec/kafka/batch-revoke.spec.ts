@@ -51,7 +51,7 @@ const { HOLD } = require(HANDLERS);
 const LANE_KINDS = [
   {
     name: 'event-loop lanes',
-    executor: () => new KeyedExecutor({ workers: 1 }),
+    executor: () => new KeyedExecutor({ lanes: 1 }),
     handle: require(HANDLERS).waits as (batch: KafkaMessage[]) => Promise<Batch>,
   },
   {

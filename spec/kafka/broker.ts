@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
+import { sleep } from '../support/waits';
 
 export const BROKER = '127.0.0.1:9092';
 const SCRIPT = join(__dirname, '..', '..', 'scripts', 'brokers', 'kafka.sh');
@@ -84,17 +85,12 @@ export async function createTopic(
   }
 }
 
-/** Resolves once `condition()` holds, checking every 10 ms. */
-export async function waitFor(condition: () => boolean | Promise<boolean>): Promise<void> {
-  await within(Number.POSITIVE_INFINITY, condition);
-}
-
 /**
  * Waits up to `ms` for `condition`, checking every 10 ms; false when it never held, so the spec fails on
  * its assertion and still closes its consumers (a spec timeout would leave them open).
  */
 export async function within(ms: number, condition: () => boolean | Promise<boolean>): Promise<boolean> {
-  for (const until = Date.now() + ms; ; await new Promise((resolve) => setTimeout(resolve, 10))) {
+  for (const until = Date.now() + ms; ; await sleep(10)) {
     if (await condition()) return true;
     if (Date.now() >= until) return false;
   }

@@ -1,9 +1,9 @@
 import { keyedDispatch, retryPolicy } from 'keyed-dispatch';
 import { fromKafka, type KafkaMessage, type KafkaReceiverOptions, kafkaKey } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
-import { deferred } from '../support/scripted-receiver';
+import { deferred, waitFor } from '../support/waits';
 import { ADAPTERS, type ClientAdapter } from './adapters';
-import { kafka, offsets, QUICK_GROUP, unique, waitFor } from './broker';
+import { kafka, offsets, QUICK_GROUP, unique } from './broker';
 import { decode, type Event, useEventTopics } from './events';
 
 jest.setTimeout(90_000);

@@ -1,7 +1,7 @@
 import { keyedDispatch } from 'keyed-dispatch';
 import { type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
-import { deferred } from '../support/scripted-receiver';
+import { deferred } from '../support/waits';
 import { ADAPTERS } from './adapters';
 import { createTopic, unique, within } from './broker';
 import { useEventTopics } from './events';

@@ -1,7 +1,7 @@
 import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { type KafkaMessage, kafkaKey, type TransportLag } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
-import { deferred } from '../support/scripted-receiver';
+import { deferred } from '../support/waits';
 import { ADAPTERS } from './adapters';
 import { createTopic, unique, within } from './broker';
 import { decode, type Event, useEventTopics } from './events';

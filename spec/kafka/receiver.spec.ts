@@ -8,9 +8,9 @@ import {
   platformaticAdapter,
 } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
-import { type Deferred, deferred } from '../support/scripted-receiver';
+import { type Deferred, deferred, waitFor } from '../support/waits';
 import { ADAPTERS, type ClientAdapter, platformaticConsumer } from './adapters';
-import { BROKER, createTopic, kafka, offsets, unique, waitFor } from './broker';
+import { BROKER, createTopic, kafka, offsets, unique } from './broker';
 import { decode, type Event, useEventTopics } from './events';
 import { observedReceiver } from './observed-adapter';
 

@@ -3,7 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Kafka, Partitioners } from 'kafkajs';
 import { keyedProducer } from 'keyed-dispatch/kafka';
-import { deferred } from '../support/scripted-receiver';
+import { deferred } from '../support/waits';
 import { ADAPTERS } from './adapters';
 import { BROKER_START_MS, createTopic, ensureBroker, kafka, offsets, unique } from './broker';
 import { buildMemberScript } from './member-script';

@@ -5,14 +5,13 @@ import { Consumer } from '@platformatic/kafka';
 import { keyedDispatch } from 'keyed-dispatch';
 import { fromPlatformaticKafka, type KafkaMessage, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
 import { lastValueFrom } from 'rxjs';
+import { sleep } from '../support/waits';
 import { ADAPTERS } from './adapters';
 import { BROKER, offsets, QUICK_GROUP, unique, within } from './broker';
 import { decode, type Event, useEventTopics } from './events';
 import { buildMemberScript } from './member-script';
 
 jest.setTimeout(90_000);
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const eventTopics = useEventTopics('static');
 

@@ -1,7 +1,8 @@
 import { ExecutorClosedError, fromIterable, keyedDispatch } from 'keyed-dispatch';
 import { lastValueFrom } from 'rxjs';
+import { sleep, waitFor } from '../support/waits';
 import { type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
-import { HeldBoard, outcomeOf, sharedInts, sleep, waitUntil, within } from './shared-state';
+import { HeldBoard, outcomeOf, sharedInts, within } from './shared-state';
 
 describe.each(laneKinds)('on %s', (_name, kind) => {
   let lanes: ReturnType<LaneKind['executor']> | undefined;
@@ -46,7 +47,7 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
           ),
         ),
       );
-      await waitUntil(() => board.started === 1, 10_000, 'the handler to start');
+      await waitFor(() => board.started === 1, 10_000, 'the handler to start');
       await within(lanes.close(), 10_000, 'the executor to close');
       const outcome = await within(run, 10_000, 'the output to end');
       expect(outcome).toEqual({ error: expect.any(ExecutorClosedError) });

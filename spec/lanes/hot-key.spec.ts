@@ -1,8 +1,9 @@
 import { DispatchMetrics, fromIterable, keyedDispatch } from 'keyed-dispatch';
 import { lastValueFrom, type Subscription, toArray } from 'rxjs';
 import { ScriptedReceiver } from '../support/scripted-receiver';
+import { sleep, waitFor } from '../support/waits';
 import { byKey, type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
-import { sharedInts, sleep, waitUntil } from './shared-state';
+import { sharedInts } from './shared-state';
 
 describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
   let lanes: ReturnType<LaneKind['executor']>;
@@ -46,11 +47,7 @@ describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
       )
       .subscribe((v) => values.push(v));
     // With the window shared by all keys, the hot key's 60 messages would hold all 16 slots: here it holds 4.
-    await waitUntil(
-      () => values.length === 60,
-      10_000,
-      'every cold message to finish while the hot key waits',
-    );
+    await waitFor(() => values.length === 60, 10_000, 'every cold message to finish while the hot key waits');
     expect(values.every((v) => v.key !== 'hot')).toBe(true);
     expect(stats.backlogOf('hot')).toBe(60);
     // The parking area still has room: intake is not held.
@@ -58,7 +55,7 @@ describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
     expect(stats.hotKeys(1)).toEqual([{ key: 'hot', backlog: 60, parked: 56 }]);
     expect(stats.maxInFlightSeen).toBeLessThanOrEqual(16);
     Atomics.store(gate, 0, 1);
-    await waitUntil(() => values.length === 120, 10_000, 'the hot key to finish');
+    await waitFor(() => values.length === 120, 10_000, 'the hot key to finish');
     const hot = byKey(values).get('hot') ?? [];
     expect(hot.map((v) => v.n)).toEqual(messages.filter((m) => m.key === 'hot').map((m) => m.n));
     for (const [key, list] of byKey(values)) {
@@ -92,7 +89,7 @@ describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
       )
       .subscribe((v) => values.push(v));
     // Cold messages finish and more is asked for, until the hot key fills the parking area.
-    await waitUntil(() => stats.snapshot().parked === 8, 10_000, 'the parking area to fill');
+    await waitFor(() => stats.snapshot().parked === 8, 10_000, 'the parking area to fill');
     const pulledWhenFull = pulled;
     await sleep(200);
     expect(pulled).toBe(pulledWhenFull);
@@ -104,7 +101,7 @@ describe.each(laneKinds)('a hot key on %s', (_name, kind) => {
     // ones still in the window.
     expect(pulled - values.length).toBeLessThanOrEqual(16 + 8);
     Atomics.store(gate, 0, 1);
-    await waitUntil(() => values.filter((v) => v.key === 'hot').length >= 40, 10_000, 'the hot key to go on');
+    await waitFor(() => values.filter((v) => v.key === 'hot').length >= 40, 10_000, 'the hot key to go on');
     const hot = values.filter((v) => v.key === 'hot').slice(0, 40);
     expect(hot.map((v) => v.n)).toEqual(Array.from({ length: 40 }, (_, i) => 2 * i));
   });

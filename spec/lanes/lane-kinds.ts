@@ -27,7 +27,7 @@ export interface LaneKind {
   readonly threads: boolean;
   /** The executor class name, as errors name it. */
   readonly executorName: 'KeyedExecutor' | 'ThreadExecutor';
-  executor(workers: number): { executor: KeyedExecutor | ThreadExecutor; close(): Promise<void> };
+  executor(lanes: number): { executor: KeyedExecutor | ThreadExecutor; close(): Promise<void> };
   handler(exportName: string): KeyedDispatchOptions<Msg, string, Ran>['handle'];
 }
 
@@ -35,8 +35,8 @@ const eventLoop: LaneKind = {
   name: 'event-loop lanes',
   threads: false,
   executorName: 'KeyedExecutor',
-  executor(workers) {
-    const executor = new KeyedExecutor({ workers });
+  executor(lanes) {
+    const executor = new KeyedExecutor({ lanes });
     return { executor, close: () => executor.close() };
   },
   handler(exportName) {
@@ -48,8 +48,8 @@ const threads: LaneKind = {
   name: 'thread lanes',
   threads: true,
   executorName: 'ThreadExecutor',
-  executor(workers) {
-    const executor = new ThreadExecutor({ workers });
+  executor(lanes) {
+    const executor = new ThreadExecutor({ workers: lanes });
     return { executor, close: () => executor.close() };
   },
   handler(exportName) {

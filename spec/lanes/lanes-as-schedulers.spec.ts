@@ -6,7 +6,7 @@ import { within } from './shared-state';
 describe('KeyedExecutor lanes as RxJS schedulers', () => {
   let executor: KeyedExecutor;
   beforeEach(() => {
-    executor = new KeyedExecutor({ workers: 3 });
+    executor = new KeyedExecutor({ lanes: 3 });
   });
   afterEach(() => executor.close());
 

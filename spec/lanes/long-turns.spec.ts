@@ -8,7 +8,7 @@ describe('long synchronous turns on event-loop lanes', () => {
   it('are reported to `onLongTurn` with the lane and the duration once they reach `longTurnMs`', async () => {
     const reports: Array<[number, number]> = [];
     const executor = new KeyedExecutor({
-      workers: 1,
+      lanes: 1,
       longTurnMs: 20,
       onLongTurn: (lane, ms) => reports.push([lane, ms]),
     });
@@ -27,12 +27,12 @@ describe('long synchronous turns on event-loop lanes', () => {
   it('are no longer reported once the executor is closed', async () => {
     const reports: number[] = [];
     const closed = new KeyedExecutor({
-      workers: 1,
+      lanes: 1,
       longTurnMs: 5,
       onLongTurn: (_lane, ms) => reports.push(ms),
     });
     await closed.close();
-    const executor = new KeyedExecutor({ workers: 1 });
+    const executor = new KeyedExecutor({ lanes: 1 });
     await lastValueFrom(
       fromIterable<Msg>([{ key: 'slow', n: 1, spinMs: 10 }]).pipe(
         keyedDispatch<Msg, string, Ran>({ executor, key: (m) => m.key, handle: spin }),

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { fromIterable, keyedDispatch, type Settlement, threadHandler } from 'keyed-dispatch';
 import { type MonoTypeOperatorFunction, type Observable, take, takeUntil, tap, timer } from 'rxjs';
+import { waitFor } from '../support/waits';
 import { FIXTURES, type LaneKind, laneKinds } from './lane-kinds';
-import { sharedInts, waitUntil, within } from './shared-state';
+import { sharedInts, within } from './shared-state';
 
 type Kind = 'sync' | 'microtask' | 'macrotask' | 'thenable' | 'throw' | 'reject';
 
@@ -115,7 +116,7 @@ async function check(kind: LaneKind, executor: ReturnType<LaneKind['executor']>[
     return count === total(starts) && count === total(ends) ? count : -1;
   };
   let started: number[] = [];
-  await waitUntil(
+  await waitFor(
     () => {
       const count = quiet();
       if (count < 0) return false;

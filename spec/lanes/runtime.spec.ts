@@ -11,8 +11,9 @@ import {
   threadHandler,
 } from 'keyed-dispatch';
 import { ManualReceiver } from '../runtime/manual-receiver';
+import { sleep, waitFor } from '../support/waits';
 import { FIXTURES, laneKinds, type Msg, type Ran } from './lane-kinds';
-import { HeldBoard, sleep, waitUntil, within } from './shared-state';
+import { HeldBoard, within } from './shared-state';
 
 const settledOf = (receiver: ManualReceiver<Msg>) =>
   receiver.settled.map((s) => `${s.message.key}${s.message.n}:${s.outcome}`);
@@ -101,10 +102,10 @@ describe.each(laneKinds)('DispatchRuntime on %s', (_name, kind) => {
     });
     runtime.start();
     // 'finished' first: on one thread lane, a held handler blocks the thread (and what it reports).
-    await waitUntil(() => finishedCompleted, 10_000, 'finished to complete');
+    await waitFor(() => finishedCompleted, 10_000, 'finished to complete');
     const { started, messages } = held(3);
     receiver.push(...messages);
-    await waitUntil(() => started.started >= 1, 10_000, 'a0 to start');
+    await waitFor(() => started.started >= 1, 10_000, 'a0 to start');
     const stopping = runtime.stopGracefully({ timeoutMs: 10_000 });
     started.open();
     const report = await within(stopping, 15_000, 'the graceful stop');
@@ -131,7 +132,7 @@ describe.each(laneKinds)('DispatchRuntime on %s', (_name, kind) => {
     const orders = ordersRuntime(receiver).start();
     const { started, messages } = held(4);
     receiver.push(...messages);
-    await waitUntil(() => started.started >= 1, 10_000, 'a0 to start');
+    await waitFor(() => started.started >= 1, 10_000, 'a0 to start');
     const stopping = orders.stopGracefully({ drain: 'running', timeoutMs: 10_000 });
     started.open();
     const report = await within(stopping, 15_000, 'the graceful stop');
@@ -151,7 +152,7 @@ describe.each(laneKinds)('DispatchRuntime on %s', (_name, kind) => {
     const orders = ordersRuntime(receiver).start();
     const { started, messages } = held(4);
     receiver.push(...messages);
-    await waitUntil(() => started.started >= 1, 10_000, 'a0 to start');
+    await waitFor(() => started.started >= 1, 10_000, 'a0 to start');
     const stopping = orders.forceStop();
     const startedWhenStopped = started.started;
     started.open();
@@ -193,7 +194,7 @@ describe('DispatchRuntime given a handler of the other lane kind than its execut
   });
 
   it('rejects a thread handler on a KeyedExecutor at construction, with a TypeError naming the component and the option', async () => {
-    const executor = new KeyedExecutor({ workers: 1 });
+    const executor = new KeyedExecutor({ lanes: 1 });
     try {
       const construct = () =>
         new DispatchRuntime({

@@ -9,19 +9,6 @@ export function sharedInts(length: number): Int32Array {
   return new Int32Array(new SharedArrayBuffer(4 * length));
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Resolves once `condition()` holds; rejects naming `what` if it does not within `ms`. */
-export async function waitUntil(condition: () => boolean, ms: number, what: string): Promise<void> {
-  const giveUpAt = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > giveUpAt) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(2);
-  }
-}
-
 /** `promise`, or a rejection naming `what` if it has not settled within `ms`. */
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

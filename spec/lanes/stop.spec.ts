@@ -1,8 +1,9 @@
 import { ExecutorClosedError, fromIterable, keyedDispatch } from 'keyed-dispatch';
 import { lastValueFrom, toArray } from 'rxjs';
 import { ScriptedReceiver } from '../support/scripted-receiver';
+import { sleep, waitFor } from '../support/waits';
 import { type LaneKind, laneKinds, type Msg, type Ran } from './lane-kinds';
-import { HeldBoard, outcomeOf, sleep, waitUntil, within } from './shared-state';
+import { HeldBoard, outcomeOf, within } from './shared-state';
 
 /**
  * `count` messages over `keys` keys for the `held` fixture: each counts its start, then waits for the
@@ -47,7 +48,7 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
         )
         .subscribe({ error: (err: unknown) => errors.push(err) });
       const held = board;
-      await waitUntil(() => held.started >= 1, 10_000, 'the first message to start');
+      await waitFor(() => held.started >= 1, 10_000, 'the first message to start');
       subscription.unsubscribe();
       const startedWhenCancelled = board.started;
       // The running handler finishes; whatever would start after it has time to.
@@ -72,7 +73,7 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
         ),
       );
       const held = board;
-      await waitUntil(() => held.started >= 1, 10_000, 'the first message to start');
+      await waitFor(() => held.started >= 1, 10_000, 'the first message to start');
       const closing = lanes.close();
       const startedWhenClosed = board.started;
       board.open();
@@ -100,7 +101,7 @@ describe.each(laneKinds)('on %s', (_name, kind) => {
       ),
     );
     const held = board;
-    await waitUntil(() => held.started >= 1, 10_000, 'the first message to start');
+    await waitFor(() => held.started >= 1, 10_000, 'the first message to start');
     const discarded = receiver.sink?.discard(() => true) ?? [];
     board.open();
     const values = await within(output, 10_000, 'the output to complete');

@@ -9,8 +9,9 @@ import {
   threadHandler,
 } from 'keyed-dispatch';
 import { lastValueFrom, type Observable, toArray } from 'rxjs';
+import { waitFor } from '../support/waits';
 import { FIXTURES, type Msg } from './lane-kinds';
-import { outcomeOf, waitUntil, within } from './shared-state';
+import { outcomeOf, within } from './shared-state';
 
 // A crash is blamed on the message that keeps crashing its thread, never on the messages that thread
 // merely held. Only thread lanes can lose a thread: event-loop lanes have none to lose.
@@ -251,12 +252,12 @@ describe('a thread crash while a handler that never ends was running', () => {
       )
       .subscribe({ error: () => {} });
     try {
-      await waitUntil(
+      await waitFor(
         () => settled.filter((s) => s.startsWith('k') && s.endsWith(':done')).length === 15,
         20_000,
         'every message of the keys k to be done',
       );
-      await waitUntil(() => dead.length > 0, 20_000, 'the crashing message to be dead-lettered');
+      await waitFor(() => dead.length > 0, 20_000, 'the crashing message to be dead-lettered');
       expect(dead).toEqual(['p1:ThreadCrashLoopError']);
       expect(settled.filter((s) => !s.endsWith(':done'))).toEqual(['p1:dead-lettered']);
     } finally {

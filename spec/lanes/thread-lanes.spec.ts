@@ -337,7 +337,7 @@ describe('thread lanes', () => {
     );
     expect(() =>
       keyedDispatch<Msg, string, Ran>({
-        executor: new KeyedExecutor({ workers: 1 }),
+        executor: new KeyedExecutor({ lanes: 1 }),
         key: (m) => m.key,
         handle: threadHandler(FIXTURES, 'echo'),
       }),

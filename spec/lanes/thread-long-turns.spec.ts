@@ -9,18 +9,20 @@ import {
 } from 'keyed-dispatch';
 import { lastValueFrom, type Subscription, toArray } from 'rxjs';
 import { aFewTurns, recordEscapes } from '../support/escapes';
+import { waitFor } from '../support/waits';
 import { FIXTURES, laneKinds, type Msg, type Ran } from './lane-kinds';
-import { outcomeOf, waitUntil, within } from './shared-state';
+import { outcomeOf, within } from './shared-state';
 
 describe.each(laneKinds)('a handler that holds its lane, on %s', (_name, kind) => {
   it('is reported as a long turn, to `onLongTurn` and in the metrics, with its lane and how long it held it', async () => {
     const reports: Array<[number, number]> = [];
     const options = {
-      workers: 1,
       longTurnMs: 50,
       onLongTurn: (lane: number, ms: number) => reports.push([lane, ms]),
     };
-    const executor = kind.threads ? new ThreadExecutor(options) : new KeyedExecutor(options);
+    const executor = kind.threads
+      ? new ThreadExecutor({ workers: 1, ...options })
+      : new KeyedExecutor({ lanes: 1, ...options });
     try {
       const metrics = new DispatchMetrics({ longTurnMs: 50 });
       await lastValueFrom(
@@ -54,13 +56,14 @@ describe.each(laneKinds)(
     it('is dropped with a warning, and nothing escapes to the process', async () => {
       const escapes = recordEscapes();
       const options = {
-        workers: 1,
         longTurnMs: 20,
         onLongTurn: () => {
           throw Object.create(null);
         },
       };
-      const executor = kind.threads ? new ThreadExecutor(options) : new KeyedExecutor(options);
+      const executor = kind.threads
+        ? new ThreadExecutor({ workers: 1, ...options })
+        : new KeyedExecutor({ lanes: 1, ...options });
       try {
         const ran = await lastValueFrom(
           fromIterable<Msg>([
@@ -114,7 +117,7 @@ describe('a thread handler that never returns, on workers: 2 with 100 keys', () 
           }),
         )
         .subscribe({ error: () => {} });
-      await waitUntil(() => reports.length > 0, 10_000, 'the long turn to be reported');
+      await waitFor(() => reports.length > 0, 10_000, 'the long turn to be reported');
       expect(reports[0]?.[1]).toBeGreaterThanOrEqual(100);
       expect(metrics.read().longTurns.count).toBeGreaterThanOrEqual(1);
     } finally {

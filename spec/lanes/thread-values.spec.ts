@@ -8,8 +8,9 @@ import {
   threadHandler,
 } from 'keyed-dispatch';
 import { lastValueFrom, type Observable, toArray } from 'rxjs';
+import { sleep } from '../support/waits';
 import { FIXTURES, type Msg, type Ran } from './lane-kinds';
-import { outcomeOf, sharedInts, sleep, within } from './shared-state';
+import { outcomeOf, sharedInts, within } from './shared-state';
 
 /** Message 1 (key `bad`) is the one that cannot cross; the others are plain, on keys of their own and `a`'s. */
 const BAD = 1;

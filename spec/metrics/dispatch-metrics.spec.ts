@@ -43,9 +43,9 @@ function runBusy(
 }
 
 /** A dispatch whose handlers wait on a Subject per message, completed by the test. */
-function gated(keys: string, metrics: DispatchMetrics, workers = 2) {
+function gated(keys: string, metrics: DispatchMetrics, lanes = 2) {
   const gates = new Map<number, Subject<void>>();
-  const executor = new KeyedExecutor({ workers });
+  const executor = new KeyedExecutor({ lanes });
   const done = new Subject<void>();
   const subscription = fromIterable(messages(keys))
     .pipe(
@@ -132,7 +132,7 @@ describe('DispatchMetrics', () => {
 
   it("reports each lane's ready-queue depth and pinned mailboxes", () => {
     const metrics = new DispatchMetrics();
-    const executor = new KeyedExecutor({ workers: 1 });
+    const executor = new KeyedExecutor({ lanes: 1 });
     let seen: MetricsSnapshot['lanes'] = [];
     fromIterable(messages('abc'))
       .pipe(
@@ -190,7 +190,7 @@ describe('DispatchMetrics', () => {
 
   it('estimates the time each lane spends running', () => {
     const metrics = new DispatchMetrics({ sampleEvery: 1 });
-    const executor = new KeyedExecutor({ workers: 2 });
+    const executor = new KeyedExecutor({ lanes: 2 });
     runBusy('abcd', () => 2, { stats: metrics, executor });
     const lanes = metrics.read().lanes;
     expect(lanes.map((l) => l.index)).toEqual([0, 1]);
@@ -202,7 +202,7 @@ describe('DispatchMetrics', () => {
     const metrics = new DispatchMetrics({ sampleEvery: 2 });
     /** How long each handler actually ran, in arrival order. */
     const took: number[] = [];
-    const executor = new KeyedExecutor({ workers: 2 });
+    const executor = new KeyedExecutor({ lanes: 2 });
     const source = new Subject<Message>();
     const sub = source
       .pipe(
@@ -256,7 +256,7 @@ describe('DispatchMetrics', () => {
     const ts = new TestScheduler((a, b) => expect(a).toEqual(b));
     ts.run(({ hot, cold, expectObservable }) => {
       const metrics = new DispatchMetrics();
-      const executor = new KeyedExecutor({ workers: 2 });
+      const executor = new KeyedExecutor({ lanes: 2 });
       // 4 messages of key a at 1 ms, each handled in 4 ms: settled at 5, 9, 13, 17 ms.
       const source = hot<Message>('-(abcd)', {
         a: { key: 'a', seq: 0 },
@@ -298,7 +298,7 @@ describe('DispatchMetrics', () => {
 
   it('keeps the final counters and the lanes after the dispatch completes', () => {
     const metrics = new DispatchMetrics();
-    const executor = new KeyedExecutor({ workers: 3 });
+    const executor = new KeyedExecutor({ lanes: 3 });
     fromIterable(messages('abcab'))
       .pipe(
         keyedDispatch({ executor, stats: metrics, key: (m: Message) => m.key, handle: (m: Message) => [m] }),

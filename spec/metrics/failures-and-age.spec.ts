@@ -2,8 +2,7 @@ import { DispatchMetrics, fromIterable, keyedDispatch, retryPolicy } from 'keyed
 import { lastValueFrom, Subject, toArray } from 'rxjs';
 import { OldestUnfinishedTracker } from '../../src/metrics/oldest-unfinished';
 import { laneKinds, type Msg, type Ran } from '../lanes/lane-kinds';
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+import { sleep } from '../support/waits';
 
 describe.each(laneKinds)('DispatchMetrics on %s', (_name, kind) => {
   let lanes: ReturnType<typeof kind.executor>;

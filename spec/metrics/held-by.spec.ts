@@ -8,7 +8,7 @@ interface Msg {
 
 /** Runs `messages`; only cold keys' handlers finish, so whatever else is taken in stays unfinished. */
 function holdAll(messages: Msg[], options: { maxInFlight: number; maxPerKey: number; maxParked?: number }) {
-  const executor = new KeyedExecutor({ workers: 1 });
+  const executor = new KeyedExecutor({ lanes: 1 });
   const metrics = new DispatchMetrics();
   const subscription: Subscription = fromIterable(messages)
     .pipe(

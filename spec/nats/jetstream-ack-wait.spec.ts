@@ -5,7 +5,7 @@ import { fromJetStream, type JetStreamMessage } from 'keyed-dispatch/nats';
 import type { Subscription } from 'rxjs';
 import { within } from '../kafka/broker';
 import { startBroker } from '../support/brokers';
-import { deferred } from '../support/scripted-receiver';
+import { deferred, sleep } from '../support/waits';
 
 /** Stream and subject names unique to this run, so reruns start clean. */
 const RUN = `kd_spec_ack_wait_${process.pid}_${Date.now()}`;
@@ -76,8 +76,6 @@ function consume(
     .subscribe({ error: (err) => allSettled.reject(err) });
   return { subscription, allSettled: allSettled.promise };
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('fromJetStream with messages held longer than ack_wait', () => {
   it('runs each message of a key once and in order while one handler runs 2.5 times ack_wait and the rest wait behind it', async () => {

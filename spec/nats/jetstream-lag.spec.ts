@@ -6,7 +6,7 @@ import { DispatchRuntime, dispatchComponent } from 'keyed-dispatch/runtime';
 import { lastValueFrom } from 'rxjs';
 import { within } from '../kafka/broker';
 import { startBroker } from '../support/brokers';
-import { deferred } from '../support/scripted-receiver';
+import { deferred } from '../support/waits';
 
 /** Stream and subject names unique to this run, so reruns start clean. */
 const RUN = `kd_spec_lag_${process.pid}_${Date.now()}`;

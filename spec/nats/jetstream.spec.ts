@@ -7,7 +7,7 @@ import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
 import { within } from '../kafka/broker';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
 import { closeWhileRunning } from '../support/close-while-running';
-import { deferred } from '../support/scripted-receiver';
+import { deferred } from '../support/waits';
 
 /** Stream and subject names unique to this run, so reruns start clean. */
 const RUN = `kd_spec_${process.pid}_${Date.now()}`;

@@ -44,7 +44,7 @@ describe('exportToOpenTelemetry', () => {
       hotKeyLabels: 1,
     });
     const gates: Subject<void>[] = [];
-    const executor = new KeyedExecutor({ workers: 2 });
+    const executor = new KeyedExecutor({ lanes: 2 });
     const subscription = fromIterable<Message>([
       { key: 'a', seq: 0 },
       { key: 'a', seq: 1 },
@@ -120,7 +120,7 @@ describe('exportToOpenTelemetry', () => {
 
   it('publishes each lane once per executor, whichever dispatchers share it, and labels no key by default', async () => {
     const { meter, collect, shutdown } = sdk();
-    const executor = new KeyedExecutor({ workers: 2 });
+    const executor = new KeyedExecutor({ lanes: 2 });
     const exported = ['orders', 'billing'].map((dispatcher) => {
       const metrics = new DispatchMetrics();
       const stop = exportToOpenTelemetry(metrics, meter, { attributes: { dispatcher } });

@@ -42,7 +42,7 @@ export const marked = transfer({ done: true }, [new ArrayBuffer(8)]);
 // @ts-expect-error a typed array does not move to a thread, its buffer does
 export const wrong = transfer({ done: true }, [new Uint8Array(8)]);
 export const metrics = new DispatchMetrics();
-export const lanes = new KeyedExecutor({ workers: 2 }).lanes;
+export const lanes = new KeyedExecutor({ lanes: 2 }).lanes;
 export type Runtime = DispatchRuntime;
 declare const pricing: {
   price: (m: { id: string }) => Promise<number>;

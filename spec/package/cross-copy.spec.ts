@@ -56,7 +56,7 @@ try {
 }
 // A CommonJS event-loop executor runs an ESM dispatcher, also one a runtime starts; a CommonJS
 // DispatchMetrics counts an ESM dispatcher, lanes included, and an ESM DispatchStats a CommonJS one.
-const lanes = new cjs.KeyedExecutor({ workers: 2 });
+const lanes = new cjs.KeyedExecutor({ lanes: 2 });
 const metrics = new cjs.DispatchMetrics();
 result.crossExecutorValues = (await lastValueFrom(
   esm.fromIterable([1, 2, 3, 4]).pipe(
@@ -76,7 +76,7 @@ const startOrder = async (lib, executor) => {
   );
   return started.join(' ');
 };
-result.startOrderOneCopy = await startOrder(cjs, new cjs.KeyedExecutor({ workers: 2 }));
+result.startOrderOneCopy = await startOrder(cjs, new cjs.KeyedExecutor({ lanes: 2 }));
 result.startOrderMixed = await startOrder(esm, lanes);
 const snapshot = metrics.read();
 result.crossMetrics = { settled: snapshot.settled, lanes: snapshot.lanes.length };

@@ -33,7 +33,7 @@ async function scrapeAll() {
   fromIterable(['a', 'b', 'held', 'a'])
     .pipe(
       keyedDispatch({
-        executor: new KeyedExecutor({ workers: 2 }),
+        executor: new KeyedExecutor({ lanes: 2 }),
         stats: metrics,
         key: (k) => k,
         handle: (k): Observable<void> => (k === 'held' ? held : EMPTY),

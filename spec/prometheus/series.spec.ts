@@ -28,7 +28,7 @@ interface Numbered {
 const laneKinds = [
   {
     name: 'event-loop lanes',
-    executor: () => new KeyedExecutor({ workers: 2 }),
+    executor: () => new KeyedExecutor({ lanes: 2 }),
     handle: () => require(LANE_HANDLERS).boom as (m: Numbered) => unknown[],
   },
   {
@@ -132,8 +132,8 @@ describe('Prometheus series', () => {
   });
 
   it('lists each lane once per executor, labelled by executor and not by dispatcher, so sum() counts it once', async () => {
-    const shared = new KeyedExecutor({ workers: 2 });
-    const own = new KeyedExecutor({ workers: 1 });
+    const shared = new KeyedExecutor({ lanes: 2 });
+    const own = new KeyedExecutor({ lanes: 1 });
     const orders = new DispatchMetrics();
     const billing = new DispatchMetrics();
     const audit = new DispatchMetrics();

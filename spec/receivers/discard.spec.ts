@@ -13,7 +13,7 @@ describe('a receiver taking back queued messages', () => {
     const output = lastValueFrom(
       receiver.pipe(
         keyedDispatch({
-          executor: new KeyedExecutor({ workers: 1 }),
+          executor: new KeyedExecutor({ lanes: 1 }),
           key: (m: Item) => m.key,
           handle: () => new Promise<number>(() => undefined),
         }),

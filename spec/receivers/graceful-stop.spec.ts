@@ -40,7 +40,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 
 /** One component over `source`, handling each message by recording its id (after `handling`, if given). */
 function runtimeOver(source: Observable<Msg>, handled: number[], handling?: Promise<void>) {
-  const executor = new KeyedExecutor({ workers: 1 });
+  const executor = new KeyedExecutor({ lanes: 1 });
   const runtime = new DispatchRuntime({
     executor,
     components: [

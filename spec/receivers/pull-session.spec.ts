@@ -10,7 +10,8 @@ import {
   type Settlement,
 } from 'keyed-dispatch';
 import { lastValueFrom } from 'rxjs';
-import { deferred, flushMicrotasks } from '../support/scripted-receiver';
+import { flushMicrotasks } from '../support/scripted-receiver';
+import { deferred } from '../support/waits';
 import { type Hooks, ListSession, RecordingSink } from './list-session';
 
 function open(hooks: Hooks = {}, onSettled?: SettledListener<string>) {

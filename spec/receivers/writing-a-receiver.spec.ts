@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DispatchStats, keyedDispatch, retryPolicy } from 'keyed-dispatch';
 import { lastValueFrom, toArray } from 'rxjs';
 import { fromSpool, type SpoolFile } from '../../examples/spool-receiver';
-import { deferred } from '../support/scripted-receiver';
+import { deferred } from '../support/waits';
 
 const ROOT = join(__dirname, '..', '..');
 let dir: string;

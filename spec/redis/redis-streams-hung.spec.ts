@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { DispatchStats, keyedDispatch, TransportUnreachableError } from 'keyed-dispatch';
 import { fromRedisStreams, type RedisStreamMessage, type RedisStreamsOptions } from 'keyed-dispatch/redis';
 import { within } from '../kafka/broker';
-import { deferred } from '../support/scripted-receiver';
+import { deferred } from '../support/waits';
 import { PausableRedis } from './support';
 
 type Fault = Parameters<NonNullable<RedisStreamsOptions['onTransportError']>>[0];

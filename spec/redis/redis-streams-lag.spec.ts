@@ -2,7 +2,7 @@ import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromRedisStreams, type RedisStreamMessage } from 'keyed-dispatch/redis';
 import { lastValueFrom } from 'rxjs';
 import { within } from '../kafka/broker';
-import { deferred } from '../support/scripted-receiver';
+import { deferred } from '../support/waits';
 import { useSharedRedis } from './support';
 
 const GROUP = 'workers';

@@ -11,7 +11,7 @@ import { firstValueFrom, lastValueFrom, type Subscription } from 'rxjs';
 import { within } from '../kafka/broker';
 import { buildFixture, ChildConsumer, startBroker } from '../support/brokers';
 import { closeWhileRunning } from '../support/close-while-running';
-import { deferred } from '../support/scripted-receiver';
+import { deferred } from '../support/waits';
 import { pendingByConsumer as pendingOf } from './support';
 
 /** Stream names unique to this run, so reruns start clean. */

@@ -44,7 +44,7 @@ class Handlers {
 function runtimeOf(
   receiver: ManualReceiver<Msg>,
   handlers: Handlers,
-  executor = new KeyedExecutor({ workers: 2 }),
+  executor = new KeyedExecutor({ lanes: 2 }),
 ) {
   const runtime = new DispatchRuntime({
     executor,
@@ -198,7 +198,7 @@ describe('DispatchRuntime lifecycle', () => {
   it('with a deadline of 0, reports an idle runtime drained when its receiver closed at once', async () => {
     const bus = new LocalBus<Msg>();
     const runtime = new DispatchRuntime({
-      executor: new KeyedExecutor({ workers: 1 }),
+      executor: new KeyedExecutor({ lanes: 1 }),
       components: [
         dispatchComponent({
           name: 'idle',
@@ -248,7 +248,7 @@ describe('DispatchRuntime lifecycle', () => {
     });
     const healthy = new ManualReceiver<Msg>();
     const handlers = new Handlers();
-    const executor = new KeyedExecutor({ workers: 1 });
+    const executor = new KeyedExecutor({ lanes: 1 });
     const runtime = new DispatchRuntime({
       executor,
       components: [
@@ -351,7 +351,7 @@ describe('DispatchRuntime lifecycle', () => {
       const receiver = new ManualReceiver<Msg>();
       const handled: string[] = [];
       const runtime = new DispatchRuntime({
-        executor: new KeyedExecutor({ workers: 1 }),
+        executor: new KeyedExecutor({ lanes: 1 }),
         components: [
           dispatchComponent({
             name: 'saga',
@@ -388,7 +388,7 @@ describe('DispatchRuntime lifecycle', () => {
     const errors: unknown[] = [];
     const handlers = new Handlers();
     const runtime = new DispatchRuntime({
-      executor: new KeyedExecutor({ workers: 1 }),
+      executor: new KeyedExecutor({ lanes: 1 }),
       components: [
         dispatchComponent({
           name: 'failing',
@@ -426,7 +426,7 @@ describe('DispatchRuntime lifecycle', () => {
     jest.useFakeTimers();
     const receiver = new ManualReceiver<Msg>();
     const runtime = new DispatchRuntime({
-      executor: new KeyedExecutor({ workers: 1 }),
+      executor: new KeyedExecutor({ lanes: 1 }),
       components: [
         dispatchComponent({
           name: 'commands',
@@ -466,7 +466,7 @@ describe('DispatchRuntime lifecycle', () => {
     );
     const runtime = new DispatchRuntime({
       components: [component],
-      executor: new KeyedExecutor({ workers: 1 }),
+      executor: new KeyedExecutor({ lanes: 1 }),
     });
     expect(() => runtime.stopGracefully({ timeoutMs: -1 })).toThrow(
       'stopGracefully: expected `timeoutMs` to be an integer from 0 to 2147483647, got -1 (number)',

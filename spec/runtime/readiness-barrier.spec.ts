@@ -72,7 +72,7 @@ describe('DispatchRuntime readiness barrier', () => {
     );
     // Sent before start: they wait in the bus for the first receiver.
     for (let i = 0; i < 10; i++) void commands.send({ id: `order-${i}`, generation: 0 });
-    const runtime = new DispatchRuntime({ components, executor: new KeyedExecutor({ workers: 2 }) }).start();
+    const runtime = new DispatchRuntime({ components, executor: new KeyedExecutor({ lanes: 2 }) }).start();
     await sagaFinished;
     expect(handled).toEqual({ commands: 20, projected: 20, saga: 20 });
     const report = await runtime.stopGracefully({ timeoutMs: 1000 });
@@ -87,7 +87,7 @@ describe('DispatchRuntime readiness barrier', () => {
       () => undefined,
     );
     for (let i = 0; i < 10; i++) void commands.send({ id: `order-${i}`, generation: 0 });
-    const executor = new KeyedExecutor({ workers: 2 });
+    const executor = new KeyedExecutor({ lanes: 2 });
     const subscriptions = components.map((c) =>
       c.source
         .pipe(keyedDispatch({ ...(c.dispatch as KeyedDispatchOptions<any, any, any>), executor }))
@@ -112,7 +112,7 @@ describe('DispatchRuntime readiness barrier', () => {
         dispatch: { key: (m: string) => m, maxInFlight: 8, handle: () => [] },
       }),
     );
-    const runtime = new DispatchRuntime({ components, executor: new KeyedExecutor({ workers: 1 }) }).start();
+    const runtime = new DispatchRuntime({ components, executor: new KeyedExecutor({ lanes: 1 }) }).start();
     const lastOpened = Math.max(...receivers.map((r) => r.openedAt));
     const firstRequest = Math.min(...receivers.map((r) => r.firstRequestAt));
     expect(lastOpened).toBeGreaterThanOrEqual(0);

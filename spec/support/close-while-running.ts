@@ -1,6 +1,6 @@
 import { type ClosableReceiver, keyedDispatch } from 'keyed-dispatch';
 import { lastValueFrom, toArray } from 'rxjs';
-import { deferred } from './scripted-receiver';
+import { deferred } from './waits';
 
 /**
  * Fills a window of 8 with handlers that wait, calls `close()` while they run, then lets them finish.

@@ -5,6 +5,7 @@ import {
   type ReceiverSink,
   type Settlement,
 } from 'keyed-dispatch';
+import { type Deferred, deferred } from './waits';
 
 /**
  * A receiver over an iterator that records the protocol as it happens: every `request(n)`, every
@@ -61,23 +62,6 @@ export class ScriptedReceiver<T> extends Receiver<T> {
       },
     };
   }
-}
-
-/** A promise with its resolve and reject in hand. */
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(err: unknown): void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
 }
 
 /** Resolves after every pending promise callback has run (one macrotask turn). */

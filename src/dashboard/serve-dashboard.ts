@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { OutgoingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AsyncClosable } from '../async-dispose';
 import { HealthCheck } from '../health/health-check';
 import { CONTENT_TYPE } from '../prometheus/text-format';
 import { authorized } from './auth';
@@ -15,7 +16,7 @@ import { serveRequests } from './request-boundary';
 import { namedMetrics } from './sources';
 
 /** A running dashboard. */
-export interface Dashboard {
+export interface Dashboard extends AsyncClosable {
   /** The page's address (with the token, when there is one). */
   readonly url: string;
   /** Ends the event streams, stops reading the dispatchers and closes the server. */
@@ -103,16 +104,18 @@ export async function serveDashboard(options: DashboardOptions): Promise<Dashboa
   await listen(server, port, host);
   const address = server.address() as AddressInfo;
   hostAllowed = hostCheck(address.address, allowedHosts);
+  const close = (): Promise<void> => {
+    feed.close();
+    endpoint.close();
+    return new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  };
   return {
     url: `http://${urlHost(host)}:${address.port}/${token === undefined ? '' : `?token=${encodeURIComponent(token)}`}`,
-    close: () => {
-      feed.close();
-      endpoint.close();
-      return new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-    },
+    close,
+    [Symbol.asyncDispose]: close,
   };
 }
 

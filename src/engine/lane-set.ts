@@ -47,8 +47,8 @@ export class LaneSet {
   private readonly clients = new Set<ExecutorClient>();
   closed = false;
 
-  constructor(workers: number) {
-    this.lanes = Array.from({ length: workers }, (_, i) => new Lane(i, this.loop, this));
+  constructor(count: number) {
+    this.lanes = Array.from({ length: count }, (_, i) => new Lane(i, this.loop, this));
   }
 
   /** The lane of this set that is running on this thread right now, or null. */

@@ -1,3 +1,4 @@
+import type { AsyncClosable } from '../async-dispose';
 import { openReceiver, Receiver, type ReceiverSession, type ReceiverSink } from '../receiver';
 import { PullSession } from './pull-session';
 
@@ -6,7 +7,7 @@ import { PullSession } from './pull-session';
  * (see `PullSession.closeGracefully`) and resolves once all are closed. A subscription opened after
  * `close()` completes at once. Each subscription opens its session with `open`.
  */
-export class ClosableReceiver<T> extends Receiver<T> {
+export class ClosableReceiver<T> extends Receiver<T> implements AsyncClosable {
   readonly #sessions = new Set<PullSession<T>>();
   #closing: Promise<void> | null = null;
 
@@ -54,6 +55,11 @@ export class ClosableReceiver<T> extends Receiver<T> {
       );
     }
     return this.#closing;
+  }
+
+  /** `close()`, for `await using receiver = fromKafka(…)` and the like. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }
 

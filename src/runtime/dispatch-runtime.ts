@@ -6,6 +6,7 @@ import {
   type SchedulerLike,
   type Subscription,
 } from 'rxjs';
+import type { AsyncClosable } from '../async-dispose';
 import { createDispatcher } from '../dispatch/create-dispatcher';
 import { type DispatchCore, throwAll } from '../dispatch/dispatch-core';
 import { type Lanes, lanesOfOption } from '../dispatch/lanes';
@@ -128,18 +129,15 @@ export type RuntimeState = 'new' | 'running' | 'stopping' | 'stopped';
  * not subscribed yet); `stopGracefully()` closes intake, lets admitted messages finish within a
  * deadline, settles nothing that did not finish, then closes the executor; `forceStop()` cuts at once.
  */
-export class DispatchRuntime {
+export class DispatchRuntime implements AsyncClosable {
   /** The executor every component runs on; closed once every component has stopped (unless it is a shared one). */
   readonly executor: KeyedExecutor | ThreadExecutor;
   /** The executor's lanes. */
   readonly #lanes: Lanes;
   readonly #components: RunningComponent<any, any, any>[];
   readonly #scheduler: SchedulerLike;
-  #lifecycle: RuntimeState = 'new';
-  /** The stop under way or done: a second stop gets the same report. */
-  #stopping: Promise<StopReport> | null = null;
-  /** Ends a graceful stop's waits when `forceStop` takes over. */
-  #interrupt: (() => void) | null = null;
+  /** The one lifecycle state: a stop keeps its report, so a second stop gets the same one. */
+  #state: Lifecycle = { tag: 'new' };
 
   constructor(options: DispatchRuntimeOptions) {
     optionsObject('DispatchRuntime', options, ['components', 'executor', 'scheduler'] satisfies Array<
@@ -170,7 +168,7 @@ export class DispatchRuntime {
 
   /** `new`, `running`, `stopping` or `stopped`. */
   get state(): RuntimeState {
-    return this.#lifecycle;
+    return this.#state.tag;
   }
 
   /**
@@ -191,9 +189,9 @@ export class DispatchRuntime {
    * nothing; after a stop it throws `DispatchRuntimeStoppedError`.
    */
   start(): this {
-    if (this.#lifecycle === 'running') return this;
-    if (this.#lifecycle !== 'new') throw new DispatchRuntimeStoppedError();
-    this.#lifecycle = 'running';
+    if (this.#state.tag === 'running') return this;
+    if (this.#state.tag !== 'new') throw new DispatchRuntimeStoppedError();
+    this.#state = { tag: 'running' };
     for (const component of this.#components) component.subscribe();
     // The barrier: every receiver is subscribed; now all are asked for messages, in one admission batch.
     this.#lanes.loop.hold();
@@ -212,7 +210,7 @@ export class DispatchRuntime {
    * call returns the same promise; before `start()` it just closes the executor.
    */
   stopGracefully(options: GracefulStopOptions = {}): Promise<StopReport> {
-    if (this.#stopping !== null) return this.#stopping;
+    if ('report' in this.#state) return this.#state.report;
     optionsObject('stopGracefully', options, ['timeoutMs', 'quietPeriodMs', 'drain'] satisfies Array<
       keyof GracefulStopOptions
     >);
@@ -224,10 +222,8 @@ export class DispatchRuntime {
         `stopGracefully: expected \`drain\` to be 'all' or 'running', got ${describe(drain)}`,
       );
     }
-    if (this.#lifecycle === 'new') return this.#stopUnstarted();
-    this.#lifecycle = 'stopping';
-    this.#stopping = this.#drainAndClose(timeout, quietPeriod, drain);
-    return this.#stopping;
+    if (this.#state.tag === 'new') return this.#stopUnstarted();
+    return this.#stop((interruption) => this.#drainAndClose(timeout, quietPeriod, drain, interruption));
   }
 
   /**
@@ -237,33 +233,59 @@ export class DispatchRuntime {
    * this report).
    */
   forceStop(): Promise<StopReport> {
-    if (this.#lifecycle === 'new') return this.#stopUnstarted();
-    if (this.#lifecycle === 'stopping' && this.#interrupt !== null) {
-      this.#interrupt();
-      return this.#stopping as Promise<StopReport>;
-    }
-    if (this.#stopping !== null) return this.#stopping;
-    this.#lifecycle = 'stopping';
-    for (const component of this.#components) component.stopIntake('running');
-    this.#stopping = this.#close('forced');
-    return this.#stopping;
+    if (this.#state.tag === 'new') return this.#stopUnstarted();
+    if (this.#state.tag === 'stopping') this.#state.interrupt();
+    if ('report' in this.#state) return this.#state.report;
+    return this.#stop(() => {
+      for (const component of this.#components) component.stopIntake('running');
+      return this.#close('forced');
+    });
+  }
+
+  /** `stopGracefully()` with its defaults, for `await using runtime = new DispatchRuntime(…).start()`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stopGracefully();
   }
 
   #stopUnstarted(): Promise<StopReport> {
-    this.#lifecycle = 'stopping';
-    for (const component of this.#components) component.markNotStarted();
-    this.#stopping = this.#close('drained');
-    return this.#stopping;
+    return this.#stop(() => {
+      for (const component of this.#components) component.markNotStarted();
+      return this.#close('drained');
+    });
   }
 
-  async #drainAndClose(timeout: number, quietPeriod: number, drain: 'all' | 'running'): Promise<StopReport> {
+  /** The one way into `stopping`, and out of it to `stopped` once `run` has written the report. */
+  #stop(run: (interruption: Promise<void>) => Promise<StopReport>): Promise<StopReport> {
+    let interrupt!: () => void;
+    const interruption = new Promise<void>((resolve) => {
+      interrupt = resolve;
+    });
+    let settle!: (outcome: Promise<StopReport>) => void;
+    const report = new Promise<StopReport>((resolve) => {
+      settle = resolve;
+    });
+    this.#state = { tag: 'stopping', report, interrupt };
+    // Registered before any caller awaits `report`, so they see `stopped` (a failed close leaves `stopping`).
+    report.then(
+      () => {
+        this.#state = { tag: 'stopped', report };
+      },
+      () => undefined,
+    );
+    settle(run(interruption));
+    return report;
+  }
+
+  async #drainAndClose(
+    timeout: number,
+    quietPeriod: number,
+    drain: 'all' | 'running',
+    interruption: Promise<void>,
+  ): Promise<StopReport> {
     const deadline = this.#scheduler.now() + timeout;
     let interrupted = false;
-    const interruption = new Promise<void>((resolve) => {
-      this.#interrupt = () => {
-        interrupted = true;
-        resolve();
-      };
+    void interruption.then(() => {
+      interrupted = true;
     });
     const until = (promise: Promise<unknown>) =>
       this.#within(deadline, Promise.race([promise, interruption]));
@@ -333,14 +355,18 @@ export class DispatchRuntime {
 
   /** Cuts what is still running, closes the executor and writes the report. */
   async #close(outcome: StopReport['outcome']): Promise<StopReport> {
-    this.#interrupt = null;
     for (const component of this.#components) component.cut();
     // A shared executor outlives the runtime; one the application closed already needs nothing more.
     if (!this.#lanes.shared && !this.#lanes.closed) await this.executor.close();
-    this.#lifecycle = 'stopped';
     return { outcome, components: this.#components.map((c) => c.report()) };
   }
 }
+
+/** A runtime's lifecycle; `report` is the stop's, kept from the moment it starts. */
+type Lifecycle =
+  | { readonly tag: 'new' | 'running' }
+  | { readonly tag: 'stopping'; readonly report: Promise<StopReport>; readonly interrupt: () => void }
+  | { readonly tag: 'stopped'; readonly report: Promise<StopReport> };
 
 /** A component inside a runtime: its intake, its dispatcher and the counters the stop report needs. */
 class RunningComponent<T, K, R> {

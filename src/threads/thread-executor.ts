@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { AsyncClosable } from '../async-dispose';
 import { attachLanes } from '../dispatch/lanes';
 import { threadLoop } from '../engine/lane-loop';
 import { functionOption, integerOption, MAX_WORKERS, optionsObject } from '../validate';
@@ -80,7 +81,7 @@ let buildingShared = false;
  * messages. `close()` cancels (see there). `ThreadExecutor.shared` also stops its threads whenever no
  * dispatcher is running on it.
  */
-export class ThreadExecutor {
+export class ThreadExecutor implements AsyncClosable {
   /** The process-wide thread executor used for a thread handler given no executor. Never keeps the process alive; cannot be closed. */
   static get shared(): ThreadExecutor {
     if (shared === undefined) {
@@ -189,5 +190,10 @@ export class ThreadExecutor {
     if (this === shared)
       throw new Error('ThreadExecutor.shared cannot be closed; it stops its threads whenever it is idle');
     await this.#lanes.close();
+  }
+
+  /** `close()`, for `await using executor = new ThreadExecutor()`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }

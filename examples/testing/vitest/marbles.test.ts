@@ -4,7 +4,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 
 describe('a handler tested with marbles', () => {
-  const executor = new KeyedExecutor({ workers: 2 });
+  const executor = new KeyedExecutor({ lanes: 2 });
   afterAll(() => executor.close());
 
   it("runs a key's messages one at a time and different keys at once", () => {
