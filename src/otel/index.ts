@@ -132,3 +132,7 @@ export function exportToOpenTelemetry(
     stopDurations();
   };
 }
+
+export { traceHeaders } from './trace-headers';
+export { type TracedMessage, type TracingOptions, traced } from './tracing';
+export { jetStreamTracing, kafkaTracing, redisTracing } from './transports';
