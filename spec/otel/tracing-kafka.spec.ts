@@ -1,6 +1,9 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { keyedDispatch, retryPolicy } from 'keyed-dispatch';
+import { keyedDispatch, retryPolicy, ThreadExecutor, threadHandler } from 'keyed-dispatch';
 import { type KafkaMessage, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
 import { kafkaTracing, traced, traceHeaders } from 'keyed-dispatch/otel';
 import { lastValueFrom } from 'rxjs';
@@ -8,6 +11,7 @@ import { ADAPTERS } from '../kafka/adapters';
 import { createTopic, unique, within } from '../kafka/broker';
 import { useEventTopics } from '../kafka/events';
 import { useProducers } from '../kafka/producers';
+import { buildFixture } from '../support/brokers';
 import { useTracing } from './tracing-support';
 
 jest.setTimeout(60_000);
@@ -40,6 +44,22 @@ const writeOnce = () => {
   })();
   return written;
 };
+
+/** The spans the thread handler's module exported, one JSON line each (the module names it so too). */
+const SPANS_FILE = join(tmpdir(), `traced-thread-spans-${process.pid}.jsonl`);
+let threadModule: string;
+beforeAll(async () => {
+  threadModule = await buildFixture('traced-thread-handler');
+}, 60_000);
+afterAll(() => rmSync(SPANS_FILE, { force: true }));
+
+interface ThreadSpan {
+  name: string;
+  traceId: string;
+  spanId: string;
+  parent: string | undefined;
+  attributes: Record<string, unknown>;
+}
 
 const spansOf = (traceId: string) =>
   exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
@@ -106,6 +126,51 @@ describe.each(ADAPTERS)('traced keyedDispatch on $name with a real broker', (kin
         const children = all.filter((s) => parentOf(s) === attempt.spanContext().spanId);
         expect(children.map((s) => s.name)).toEqual(['db query']);
       }
+    }
+  });
+
+  it('runs each message on a thread lane in a consumer span there, under the producer span of its traceparent header, with the handler’s own spans nested in it', async () => {
+    const { topic, sent } = await writeOnce();
+    writeFileSync(SPANS_FILE, '');
+    const executor = new ThreadExecutor({ workers: 1 });
+    const receiver = kind.receiver(unique('group'), [topic]);
+    const output = lastValueFrom(
+      receiver.pipe(
+        keyedDispatch({
+          key: kafkaKey,
+          handle: threadHandler<KafkaMessage, string>(threadModule, 'handle'),
+          executor,
+        }),
+      ),
+      { defaultValue: undefined },
+    );
+    try {
+      await within(20_000, () => readFileSync(SPANS_FILE, 'utf8').split('\n').length > 4);
+    } finally {
+      await receiver.close();
+      await output;
+      await executor.close();
+    }
+    const spans = readFileSync(SPANS_FILE, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as ThreadSpan);
+    for (const [id, producerSpan] of sent) {
+      const process = spans.find((s) => s.parent === producerSpan);
+      expect(process).toMatchObject({
+        name: `process ${topic}`,
+        attributes: {
+          'messaging.system': 'kafka',
+          'messaging.destination.name': topic,
+          'messaging.destination.partition.id': '0',
+          'messaging.kafka.offset': id === 'a' ? 0 : 1,
+          'messaging.message.key': id,
+          'keyed_dispatch.attempt': 1,
+        },
+      });
+      const producer = exporter.getFinishedSpans().find((s) => s.spanContext().spanId === producerSpan)!;
+      expect(process!.traceId).toBe(producer.spanContext().traceId);
+      expect(spans.filter((s) => s.parent === process!.spanId).map((s) => s.name)).toEqual(['db query']);
     }
   });
 });

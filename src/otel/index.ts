@@ -134,5 +134,5 @@ export function exportToOpenTelemetry(
 }
 
 export { traceHeaders } from './trace-headers';
-export { type TracedMessage, type TracingOptions, traced } from './tracing';
+export { type TracedMessage, type TracingOptions, traced, tracedHandler } from './tracing';
 export { jetStreamTracing, kafkaTracing, redisTracing } from './transports';

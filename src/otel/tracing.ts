@@ -10,7 +10,8 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { from, Observable } from 'rxjs';
+import { from, Observable, type ObservableInput } from 'rxjs';
+import type { HandlerContext } from '../engine/mailbox';
 import type { KeyedDispatchOptions } from '../options';
 import { isThreadHandler } from '../threads/thread-handler';
 import { describe, optionsObject } from '../validate';
@@ -43,30 +44,71 @@ const headerGetter: TextMapGetter<(name: string) => string | undefined> = {
 };
 
 /**
- * `keyedDispatch` options whose handler runs in a `process` span (kind CONSUMER) per message attempt,
- * after OpenTelemetry's messaging conventions: `messaging.system`, `.destination.name`,
- * `.consumer.group.name`, the message's place (partition, offset or id) and key, and
- * `keyed_dispatch.attempt` (1 for the first) and `keyed_dispatch.mailbox_wait_ms` (from the key selector,
- * when the message was taken in, to the handler's start: time waiting parked and in its key's mailbox).
- * The span's parent is the trace context in the message's headers, so the consumer's work joins the
- * producer's trace; the handler runs in the span's context, so what it instruments nests under it.
- * A failed attempt ends its span with status ERROR and the exception; a retry is a new span with the
- * next attempt. Without `traced` nothing of this runs: tracing off costs nothing. Function handlers
- * only (event-loop lanes); a thread handler throws a `TypeError`.
+ * `keyedDispatch` options whose handler runs in a `process` span (kind CONSUMER) per message attempt
+ * (see `tracedHandler`), with `keyed_dispatch.mailbox_wait_ms`: from the key selector, when the message
+ * was taken in, to the handler's start (time parked and waiting in its key's mailbox). Without `traced`
+ * nothing of this runs: tracing off costs nothing. For a function handler (event-loop lanes); on thread
+ * lanes wrap the handler in its module with `tracedHandler` instead (a thread handler here throws a
+ * `TypeError`).
  */
 export function traced<T, K, R>(
   options: KeyedDispatchOptions<T, K, R>,
   tracing: TracingOptions<T>,
 ): KeyedDispatchOptions<T, K, R> {
-  optionsObject('traced', tracing, ['system', 'describe', 'consumerGroup', 'tracer'] satisfies Array<
-    keyof TracingOptions<T>
-  >);
   const { handle, key } = options;
   if (isThreadHandler(handle) || typeof handle !== 'function') {
-    throw new TypeError(`traced: expected \`handle\` to be a function handler, got ${describe(handle)}`);
+    throw new TypeError(
+      `traced: expected \`handle\` to be a function handler (wrap a thread handler in its module with tracedHandler), got ${describe(handle)}`,
+    );
+  }
+  const takenIn = new WeakMap<object, number>();
+  return {
+    ...options,
+    key: (message) => {
+      if (typeof message === 'object' && message !== null) takenIn.set(message, performance.now());
+      return key(message);
+    },
+    handle: spanPerAttempt('traced', handle, tracing, (message) => {
+      const since = takenIn.get(message as object);
+      return since === undefined ? {} : { 'keyed_dispatch.mailbox_wait_ms': performance.now() - since };
+    }),
+  };
+}
+
+/**
+ * A handler that runs in a `process` span (kind CONSUMER) per message attempt, after OpenTelemetry's
+ * messaging conventions: `messaging.system`, `.operation.type`, `.destination.name`,
+ * `.consumer.group.name`, the message's place (partition, offset or id) and key, `keyed_dispatch.attempt`
+ * (1 for the first) and `keyed_dispatch.lane`. The span's parent is the trace context in the message's
+ * headers, so the consumer's work joins the producer's trace; the handler runs in the span's context,
+ * so what it instruments nests under it. A failed attempt ends its span with status ERROR and the
+ * exception; a retry is a new span with the next attempt. Use it in a thread handler's module (with an
+ * SDK set up in that module: each worker thread has its own); on event-loop lanes `traced` wraps it.
+ */
+export function tracedHandler<T, K, R>(
+  handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
+  tracing: TracingOptions<T>,
+): (message: T, context: HandlerContext<K>) => Observable<R> {
+  return spanPerAttempt('tracedHandler', handle, tracing, () => ({}));
+}
+
+/** `handle` in a span per attempt, with `more` attributes of the message; `owner` names the caller in errors. */
+function spanPerAttempt<T, K, R>(
+  owner: string,
+  handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
+  tracing: TracingOptions<T>,
+  more: (message: T) => Attributes,
+): (message: T, context: HandlerContext<K>) => Observable<R> {
+  optionsObject(owner, tracing, ['system', 'describe', 'consumerGroup', 'tracer'] satisfies Array<
+    keyof TracingOptions<T>
+  >);
+  if (typeof handle !== 'function') {
+    throw new TypeError(`${owner}: expected \`handle\` to be a function, got ${describe(handle)}`);
   }
   if (typeof tracing.describe !== 'function') {
-    throw new TypeError(`traced: expected \`describe\` to be a function, got ${describe(tracing.describe)}`);
+    throw new TypeError(
+      `${owner}: expected \`describe\` to be a function, got ${describe(tracing.describe)}`,
+    );
   }
   const tracer = tracing.tracer ?? trace.getTracer('keyed-dispatch');
   const base: Attributes = {
@@ -74,68 +116,60 @@ export function traced<T, K, R>(
     'messaging.operation.type': 'process',
     ...(tracing.consumerGroup !== undefined && { 'messaging.consumer.group.name': tracing.consumerGroup }),
   };
-  const takenIn = new WeakMap<object, number>();
+  // Attempts so far per message: the policy retries with the same message object.
   const attempts = new WeakMap<object, number>();
-  return {
-    ...options,
-    key: (message) => {
-      if (typeof message === 'object' && message !== null) takenIn.set(message, performance.now());
-      return key(message);
-    },
-    handle: (message, handlerContext) =>
-      new Observable<R>((subscriber) => {
-        const place = tracing.describe(message);
-        const parent =
-          place.headers === undefined
-            ? context.active()
-            : propagation.extract(ROOT_CONTEXT, place.headers, headerGetter);
-        const boxed = message as object;
-        const attempt = (attempts.get(boxed) ?? 0) + 1;
-        attempts.set(boxed, attempt);
-        const since = takenIn.get(boxed);
-        const span = tracer.startSpan(
-          `process ${place.destination}`,
-          {
-            kind: SpanKind.CONSUMER,
-            attributes: {
-              ...base,
-              ...place.attributes,
-              'messaging.destination.name': place.destination,
-              'messaging.message.key': String(handlerContext.key),
-              'keyed_dispatch.attempt': attempt,
-              ...(since !== undefined && { 'keyed_dispatch.mailbox_wait_ms': performance.now() - since }),
-              'keyed_dispatch.lane': handlerContext.laneIndex,
-            },
+  return (message, handlerContext) =>
+    new Observable<R>((subscriber) => {
+      const place = tracing.describe(message);
+      const parent =
+        place.headers === undefined
+          ? context.active()
+          : propagation.extract(ROOT_CONTEXT, place.headers, headerGetter);
+      const boxed = message as object;
+      const attempt = (attempts.get(boxed) ?? 0) + 1;
+      attempts.set(boxed, attempt);
+      const span = tracer.startSpan(
+        `process ${place.destination}`,
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: {
+            ...base,
+            ...place.attributes,
+            ...more(message),
+            'messaging.destination.name': place.destination,
+            'messaging.message.key': String(handlerContext.key),
+            'keyed_dispatch.attempt': attempt,
+            'keyed_dispatch.lane': handlerContext.laneIndex,
           },
-          parent,
-        );
-        const inSpan = trace.setSpan(parent, span);
-        const failed = (error: unknown) => {
-          endFailed(span, error);
-          subscriber.error(error);
-        };
-        let result: ReturnType<typeof handle>;
-        try {
-          result = context.with(inSpan, () => handle(message, handlerContext));
-        } catch (error) {
-          failed(error);
-          return;
-        }
-        const inner = from(result).subscribe({
-          next: (value) => context.with(inSpan, () => subscriber.next(value)),
-          error: failed,
-          complete: () => {
-            span.end();
-            subscriber.complete();
-          },
-        });
-        // Torn down before it finished (the dispatcher stopped): the span still ends.
-        return () => {
-          inner.unsubscribe();
-          if (span.isRecording()) span.end();
-        };
-      }),
-  };
+        },
+        parent,
+      );
+      const inSpan = trace.setSpan(parent, span);
+      const failed = (error: unknown) => {
+        endFailed(span, error);
+        subscriber.error(error);
+      };
+      let result: ObservableInput<R>;
+      try {
+        result = context.with(inSpan, () => handle(message, handlerContext));
+      } catch (error) {
+        failed(error);
+        return;
+      }
+      const inner = from(result).subscribe({
+        next: (value) => context.with(inSpan, () => subscriber.next(value)),
+        error: failed,
+        complete: () => {
+          span.end();
+          subscriber.complete();
+        },
+      });
+      // Torn down before it finished (the dispatcher stopped): the span still ends.
+      return () => {
+        inner.unsubscribe();
+        if (span.isRecording()) span.end();
+      };
+    });
 }
 
 function endFailed(span: Span, error: unknown): void {

@@ -46,5 +46,9 @@ export function redisTracing(message: RedisStreamMessage): TracedMessage {
 function headerText(headers: KafkaHeaders, name: string): string | undefined {
   const value = headers[name];
   const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined ? undefined : first.toString();
+  if (first === undefined || typeof first === 'string') return first;
+  // A record posted to a thread lane has its header Buffers cloned as plain Uint8Arrays.
+  return utf8.decode(first);
 }
+
+const utf8 = new TextDecoder();
