@@ -118,6 +118,7 @@ describe.each(ADAPTERS)('traced keyedDispatch on $name with a real broker', (kin
         'messaging.destination.partition.id': '0',
       });
       expect(last.attributes['keyed_dispatch.mailbox_wait_ms']).toBeGreaterThanOrEqual(0);
+      expect(last.links.map((l) => l.context.spanId)).toEqual([producerSpan]);
       if (id === 'a') {
         expect(mine[0]!.status.code).toBe(2); // SpanStatusCode.ERROR
         expect(mine[0]!.events.map((e) => e.name)).toEqual(['exception']);

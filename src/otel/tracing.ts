@@ -125,6 +125,8 @@ function spanPerAttempt<T, K, R>(
         place.headers === undefined
           ? context.active()
           : propagation.extract(ROOT_CONTEXT, place.headers, headerGetter);
+      // Also a link, as the conventions recommend, for backends that show the producer's trace apart.
+      const creation = place.headers === undefined ? undefined : trace.getSpanContext(parent);
       const boxed = message as object;
       const attempt = (attempts.get(boxed) ?? 0) + 1;
       attempts.set(boxed, attempt);
@@ -132,6 +134,7 @@ function spanPerAttempt<T, K, R>(
         `process ${place.destination}`,
         {
           kind: SpanKind.CONSUMER,
+          links: creation === undefined ? [] : [{ context: creation }],
           attributes: {
             ...base,
             ...place.attributes,
