@@ -19,6 +19,7 @@ export const scenarios: Record<string, () => { default: Scenario }> = {
   kafka: () => require('./scenarios/kafka'),
   'kafka-memory': () => require('./scenarios/kafka-memory'),
   'kafka-redelivery': () => require('./scenarios/kafka-redelivery'),
+  tracing: () => require('./scenarios/tracing'),
 };
 
 const KAFKA = '127.0.0.1:9092';

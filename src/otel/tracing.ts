@@ -88,7 +88,7 @@ export function traced<T, K, R>(
 export function tracedHandler<T, K, R>(
   handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
   tracing: TracingOptions<T>,
-): (message: T, context: HandlerContext<K>) => Observable<R> {
+): (message: T, context: HandlerContext<K>) => ObservableInput<R> {
   return spanPerAttempt('tracedHandler', handle, tracing, () => ({}));
 }
 
@@ -98,7 +98,7 @@ function spanPerAttempt<T, K, R>(
   handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
   tracing: TracingOptions<T>,
   more: (message: T) => Attributes,
-): (message: T, context: HandlerContext<K>) => Observable<R> {
+): (message: T, context: HandlerContext<K>) => ObservableInput<R> {
   optionsObject(owner, tracing, ['system', 'describe', 'consumerGroup', 'tracer'] satisfies Array<
     keyof TracingOptions<T>
   >);
@@ -118,36 +118,35 @@ function spanPerAttempt<T, K, R>(
   };
   // Attempts so far per message: the policy retries with the same message object.
   const attempts = new WeakMap<object, number>();
-  return (message, handlerContext) =>
-    new Observable<R>((subscriber) => {
-      const place = tracing.describe(message);
-      const parent =
-        place.headers === undefined
-          ? context.active()
-          : propagation.extract(ROOT_CONTEXT, place.headers, headerGetter);
-      // Also a link, as the conventions recommend, for backends that show the producer's trace apart.
-      const creation = place.headers === undefined ? undefined : trace.getSpanContext(parent);
-      const boxed = message as object;
-      const attempt = (attempts.get(boxed) ?? 0) + 1;
-      attempts.set(boxed, attempt);
-      const span = tracer.startSpan(
-        `process ${place.destination}`,
-        {
-          kind: SpanKind.CONSUMER,
-          links: creation === undefined ? [] : [{ context: creation }],
-          attributes: {
-            ...base,
-            ...place.attributes,
-            ...more(message),
-            'messaging.destination.name': place.destination,
-            'messaging.message.key': String(handlerContext.key),
-            'keyed_dispatch.attempt': attempt,
-            'keyed_dispatch.lane': handlerContext.laneIndex,
-          },
-        },
-        parent,
-      );
-      const inSpan = trace.setSpan(parent, span);
+  return (message, handlerContext) => {
+    const place = tracing.describe(message);
+    const parent =
+      place.headers === undefined
+        ? context.active()
+        : propagation.extract(ROOT_CONTEXT, place.headers, headerGetter);
+    // Also a link, as the conventions recommend, for backends that show the producer's trace apart.
+    const creation = place.headers === undefined ? undefined : trace.getSpanContext(parent);
+    const boxed = message as object;
+    const attempt = (attempts.get(boxed) ?? 0) + 1;
+    attempts.set(boxed, attempt);
+    const span = tracer.startSpan(
+      `process ${place.destination}`,
+      { kind: SpanKind.CONSUMER, links: creation === undefined ? [] : [{ context: creation }] },
+      parent,
+    );
+    const inSpan = trace.setSpan(parent, span);
+    // Not recorded (no SDK, or sampled out): the handler as it is, only in the context.
+    if (!span.isRecording()) return context.with(inSpan, () => handle(message, handlerContext));
+    span.setAttributes({
+      ...base,
+      ...place.attributes,
+      ...more(message),
+      'messaging.destination.name': place.destination,
+      'messaging.message.key': String(handlerContext.key),
+      'keyed_dispatch.attempt': attempt,
+      'keyed_dispatch.lane': handlerContext.laneIndex,
+    });
+    return new Observable<R>((subscriber) => {
       const failed = (error: unknown) => {
         endFailed(span, error);
         subscriber.error(error);
@@ -173,6 +172,7 @@ function spanPerAttempt<T, K, R>(
         if (span.isRecording()) span.end();
       };
     });
+  };
 }
 
 function endFailed(span: Span, error: unknown): void {
