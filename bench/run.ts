@@ -20,6 +20,7 @@ export const scenarios: Record<string, () => { default: Scenario }> = {
   'kafka-confluent': () => require('./scenarios/kafka-confluent'),
   'kafka-memory': () => require('./scenarios/kafka-memory'),
   'kafka-redelivery': () => require('./scenarios/kafka-redelivery'),
+  tracing: () => require('./scenarios/tracing'),
 };
 
 const KAFKA = '127.0.0.1:9092';

@@ -168,3 +168,7 @@ class ExecutorLanesExport {
     };
   }
 }
+
+export { traceHeaders } from './trace-headers';
+export { type TracedMessage, type TracingOptions, traced, tracedHandler } from './tracing';
+export { jetStreamTracing, kafkaTracing, redisTracing } from './transports';
