@@ -15,5 +15,6 @@ declare global {
  * `await using` closes it at the end of the block.
  */
 export interface AsyncClosable {
+  /** Closes it as `close()` does (the runtime: `stopGracefully()`); resolves once it is closed. */
   [Symbol.asyncDispose](): Promise<void>;
 }

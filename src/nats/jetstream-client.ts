@@ -69,7 +69,10 @@ export interface JetStreamConsumerInfo {
   /** Messages delivered to it and not yet acknowledged. */
   readonly num_ack_pending: number;
   /** Its acknowledgement floor: every message up to `stream_seq` is acknowledged. */
-  readonly ack_floor: { readonly stream_seq: number };
+  readonly ack_floor: {
+    /** The stream sequence of the last message of the unbroken acknowledged run. */
+    readonly stream_seq: number;
+  };
   /** The consumer's configuration. */
   readonly config: {
     /** How long the server waits for an acknowledgement before it redelivers, in nanoseconds; default 30 s. */
