@@ -23,6 +23,7 @@ export type {
   OpenTelemetryAttributeValue,
   OpenTelemetryInstrumentOptions,
   OpenTelemetryMeter,
+  OpenTelemetryTracer,
 } from './meter';
 
 /** Options of `exportToOpenTelemetry`. */

@@ -44,3 +44,12 @@ export interface OpenTelemetryMeter {
   /** Stops what `addBatchObservableCallback` started. */
   removeBatchObservableCallback(callback: (result: any) => void, observables: object[]): void;
 }
+
+/**
+ * A tracer (the API's `Tracer` fits): what `traced` starts its spans with. Typed structurally, as the
+ * rest of this file, so the declarations compile without `@opentelemetry/api`.
+ */
+export interface OpenTelemetryTracer {
+  /** Starts a span named `name`. */
+  startSpan(name: string, options?: object, context?: object): object;
+}

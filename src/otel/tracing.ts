@@ -15,13 +15,14 @@ import type { HandlerContext } from '../engine/mailbox';
 import type { KeyedDispatchOptions } from '../options';
 import { isThreadHandler } from '../threads/thread-handler';
 import { describe, optionsObject } from '../validate';
+import type { OpenTelemetryAttributes, OpenTelemetryTracer } from './meter';
 
 /** A message's place in its transport, as the messaging conventions name it. */
 export interface TracedMessage {
   /** `messaging.destination.name`: the topic, stream or subject. */
   destination: string;
   /** Span attributes of the message: partition, offset or id, delivery count. */
-  attributes: Attributes;
+  attributes: OpenTelemetryAttributes;
   /** The trace context the producer sent (`traceparent`, `tracestate`), when the transport has headers. */
   headers?: (name: string) => string | undefined;
 }
@@ -35,7 +36,7 @@ export interface TracingOptions<T> {
   /** `messaging.consumer.group.name`. Default none. */
   consumerGroup?: string;
   /** The tracer. Default `trace.getTracer('keyed-dispatch')` (the global provider's). */
-  tracer?: Tracer;
+  tracer?: OpenTelemetryTracer;
 }
 
 const headerGetter: TextMapGetter<(name: string) => string | undefined> = {
@@ -110,7 +111,7 @@ function spanPerAttempt<T, K, R>(
       `${owner}: expected \`describe\` to be a function, got ${describe(tracing.describe)}`,
     );
   }
-  const tracer = tracing.tracer ?? trace.getTracer('keyed-dispatch');
+  const tracer = (tracing.tracer as Tracer | undefined) ?? trace.getTracer('keyed-dispatch');
   const base: Attributes = {
     'messaging.system': tracing.system,
     'messaging.operation.type': 'process',
