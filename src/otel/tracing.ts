@@ -13,7 +13,6 @@ import {
 import { from, Observable, type ObservableInput } from 'rxjs';
 import type { HandlerContext } from '../engine/mailbox';
 import type { KeyedDispatchOptions } from '../options';
-import { isThreadHandler } from '../threads/thread-handler';
 import { describe, optionsObject } from '../validate';
 import type { OpenTelemetryAttributes, OpenTelemetryTracer } from './meter';
 
@@ -57,7 +56,8 @@ export function traced<T, K, R>(
   tracing: TracingOptions<T>,
 ): KeyedDispatchOptions<T, K, R> {
   const { handle, key } = options;
-  if (isThreadHandler(handle) || typeof handle !== 'function') {
+  // A thread handler is a descriptor object, not a function: this refuses it too.
+  if (typeof handle !== 'function') {
     throw new TypeError(
       `traced: expected \`handle\` to be a function handler (wrap a thread handler in its module with tracedHandler), got ${describe(handle)}`,
     );
