@@ -1,6 +1,6 @@
 // Counts the hand-written docs: README.md and docs/*.md (docs/reference/ is generated and not counted).
 //
-// Usage: npm run doc-words [-- --json]
+// Usage: npm run doc-words [-- --json] [-- --root DIR]   (DIR: another checkout; default this one)
 //
 // - Words are counted as `wc -w` counts them: runs of non-space characters, code included.
 // - Size is in KB of 1,024 bytes; the longest hand-written file is reported.
@@ -87,7 +87,8 @@ export function count(root = ROOT) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const counted = count();
+  const at = process.argv.indexOf('--root');
+  const counted = count(at === -1 ? ROOT : process.argv[at + 1]);
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(counted));
   } else {
