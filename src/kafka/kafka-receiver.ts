@@ -97,9 +97,8 @@ export interface KafkaReceiverOptions extends TransportHealthOptions {
   /**
    * Told each failure the receiver survives and retries: a failed commit, or read of the committed
    * offsets (`'commit'`); a failed fetch (`'fetch'`); a failed group heartbeat (`'heartbeat'`); the
-   * client losing the broker and restarting (`'connection'`). What each client reports is in the Kafka
-   * guide. A throw from it is ignored. Default: none (the failures are still counted in
-   * `DispatchStats`).
+   * client losing the broker and restarting (`'connection'`); see docs/transports.md. A throw from it
+   * is ignored. Default: none (the failures are still counted in `DispatchStats`).
    */
   onTransportError?: (fault: TransportFault) => void;
   /**
