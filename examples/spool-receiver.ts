@@ -2,7 +2,7 @@
  * A receiver written with the receiver core (see docs/writing-a-receiver.md): every `*.msg` file in a
  * spool directory is a message; a handled one is deleted, a failed one is renamed to `*.msg.failed`.
  *
- *   npx ts-node --transpile-only examples/spool-receiver.ts
+ *   npm run example -- spool-receiver
  */
 import { mkdtemp, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
