@@ -35,6 +35,8 @@ export function runExample(name: string, options: ExampleRunOptions = {}): Promi
     detached: true,
     env: { ...process.env, npm_config_update_notifier: 'false', ...env, PATH: path },
   });
+  // No input: the demo, which waits for Enter to stop its dashboard, reads the end of it instead.
+  child.stdin.end();
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
