@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs an example as a reader does: `npm run example -- <name> [args...]` runs examples/<name>.ts (or
-# .mts) on the project's Node 24, whatever `node` is first on PATH (scripts/node.sh installs it once when
-# missing), through tsx, which strips the types without checking them, so an example starts at once.
+# .mts) on Node 24 or later whatever `node` is first on PATH (scripts/node.sh installs Node 24 once when
+# that one is older), through tsx, which strips the types without checking them, so it starts at once.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
@@ -30,6 +30,4 @@ if [ -z "$file" ]; then
 fi
 shift
 
-PATH="$("$ROOT/scripts/node.sh" install 24):$PATH"
-export PATH
-exec node --import tsx "$file" "$@"
+exec "$ROOT/scripts/node.sh" exec-development node --import tsx "$file" "$@"

@@ -52,11 +52,16 @@ export function runExample(name: string, options: ExampleRunOptions = {}): Promi
   });
 }
 
-/** The major version the examples run on, whatever `node` is first on PATH: the project's development Node. */
+/** The least major version the examples run on, whatever `node` is first on PATH: the development Node's. */
 export const EXAMPLES_NODE_MAJOR = 24;
 
+/** The major version of a `vN.N.N` version string. */
+export function majorOf(version: string): number {
+  return Number(/^v(\d+)\./.exec(version)?.[1] ?? Number.NaN);
+}
+
 /**
- * A Node on this machine other than one of major `EXAMPLES_NODE_MAJOR`: the first on PATH, else one that
+ * A Node on this machine older than `EXAMPLES_NODE_MAJOR`: the first on PATH, else one that
  * scripts/node.sh installed (CI installs Node 22, the floor), as its bin folder and version; null when
  * there is none.
  */
@@ -67,7 +72,7 @@ export function otherNode(): { bin: string; version: string } | null {
   for (const bin of [...(process.env.PATH ?? '').split(delimiter), ...installed]) {
     if (bin === '' || !existsSync(join(bin, 'node'))) continue;
     const version = spawnSync(join(bin, 'node'), ['--version'], { encoding: 'utf8' }).stdout?.trim() ?? '';
-    if (/^v\d+\./.test(version) && !version.startsWith(`v${EXAMPLES_NODE_MAJOR}.`)) return { bin, version };
+    if (majorOf(version) < EXAMPLES_NODE_MAJOR) return { bin, version };
   }
   return null;
 }
