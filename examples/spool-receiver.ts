@@ -3,7 +3,7 @@
  * spool directory is a message; a handled or dead-lettered one is deleted, a failed one is renamed to
  * `*.msg.failed`, set aside for a person (left in place, it would fail again on every scan).
  *
- *   npx ts-node --transpile-only examples/spool-receiver.ts
+ *   npm run example -- spool-receiver
  */
 import { mkdtemp, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
