@@ -27,6 +27,7 @@ export function createDispatcher<T, K, R>(
               policy: policy && ((h) => handling.withPolicy(policy, h, core)),
               maxPerKey: 1,
               sizeOf: (batch: T[]) => batch.length,
+              observer: undefined,
             }),
           lanes.loop,
         )
@@ -36,6 +37,7 @@ export function createDispatcher<T, K, R>(
           policy: policy && ((h) => handling.withPolicy(policy, h, core)),
           maxPerKey: options.maxPerKey,
           sizeOf: undefined,
+          observer: options.observer,
         }),
   );
 }

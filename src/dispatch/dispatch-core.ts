@@ -4,6 +4,7 @@ import type { LaneSet } from '../engine/lane-set';
 import { type FailurePolicy, isGaveUp, type PolicyHost } from '../failure-policy';
 import type { EndingRecord } from '../health/facts';
 import { callUser, THREW } from '../internal/call-user';
+import type { MessageObserver } from '../internal/message-observer';
 import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
 import { isPromiseLike } from '../internal/thenable';
@@ -355,8 +356,12 @@ export class DispatchCore<T, K, R>
     if (queue.size === 0) this.parked.delete(key);
   }
 
-  /** Tells the session a message parked, or entered the window from there; one that throws errors the output. */
+  /**
+   * Tells the session (and a tracing observer) a message parked, or left the parking area; a session
+   * that throws errors the output.
+   */
   private tell(hook: 'parked' | 'unparked', message: T): void {
+    this.options.observer?.[hook](message);
     try {
       this.session?.[hook]?.(message);
     } catch (err) {
@@ -399,6 +404,10 @@ export class DispatchCore<T, K, R>
   }
 
   // PolicyHost: what the failure policy asks.
+  get observer(): MessageObserver<T> | undefined {
+    return this.options.observer;
+  }
+
   sourceOf(message: T): string | undefined {
     try {
       return this.session?.describe?.(message);
