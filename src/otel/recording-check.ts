@@ -1,25 +1,37 @@
 import { ProxyTracer, ProxyTracerProvider, type Tracer, trace } from '@opentelemetry/api';
 
 /**
- * Whether spans of `tracer` can be recorded at all, asked per message: false while it is the API's
- * proxy with no SDK registered behind it, where every span would be a no-op, so that `traced` kept with
- * no SDK skips the message's description, context and span. The proxy delegates once an SDK registers a
- * provider, so this asks the global provider (a few property reads) until it has one, then answers true
- * for good. Any other tracer may record: its spans say so themselves (`isRecording`).
+ * Calls between two questions to the global provider while it has no SDK: asking costs about as much
+ * as the rest of a message's dispatch. So the first messages after an SDK registers, at most this many
+ * per traced dispatcher, go without a span.
  */
-export function recordingCheck(tracer: Tracer): () => boolean {
-  if (!(tracer instanceof ProxyTracer)) return always;
-  let registered = false;
-  return () => {
-    if (registered) return true;
+const ASK_EVERY = 256;
+
+/**
+ * Whether spans of a tracer can be recorded at all, asked per message: not while it is the API's proxy
+ * with no SDK registered behind it, where every span would be a no-op, so that `traced` kept with no
+ * SDK skips the message's description, context and span. The proxy delegates once an SDK registers a
+ * provider, so `now` asks the global provider now and then until it has one, then answers true for
+ * good. Any other tracer may record: its spans say so themselves (`isRecording`).
+ */
+export class RecordingCheck {
+  /** What `now` answered last: read where a late answer costs little (a wait not measured). */
+  seen: boolean;
+  private untilAsked = 0;
+
+  constructor(private readonly tracer: Tracer) {
+    this.seen = !(tracer instanceof ProxyTracer);
+  }
+
+  now(): boolean {
+    if (this.seen) return true;
+    if (--this.untilAsked > 0) return false;
+    this.untilAsked = ASK_EVERY;
     const provider = trace.getTracerProvider();
-    registered =
+    const tracer = this.tracer as ProxyTracer;
+    this.seen =
       !(provider instanceof ProxyTracerProvider) ||
       provider.getDelegateTracer(tracer.name, tracer.version, tracer.options) !== undefined;
-    return registered;
-  };
-}
-
-function always(): boolean {
-  return true;
+    return this.seen;
+  }
 }

@@ -17,7 +17,7 @@ import { type MessageObserver, messageWaits, observeMessages } from '../internal
 import type { KeyedDispatchOptions } from '../options';
 import { describe, optionsObject } from '../validate';
 import type { OpenTelemetryAttributes, OpenTelemetryTracer } from './meter';
-import { recordingCheck } from './recording-check';
+import { RecordingCheck } from './recording-check';
 
 /** A message's place in its transport, as the messaging conventions name it. */
 export interface TracedMessage {
@@ -114,7 +114,7 @@ interface MessageTrace {
 /** The spans of one `traced` or `tracedHandler`; `owner` names it in errors. */
 class MessageSpans<T> {
   private readonly tracer: Tracer;
-  private readonly recording: () => boolean;
+  private readonly recording: RecordingCheck;
   private readonly base: Attributes;
   /** By message object (a primitive message is traced without waits or attempt count). */
   private readonly traces = new WeakMap<object, MessageTrace>();
@@ -132,16 +132,19 @@ class MessageSpans<T> {
       );
     }
     this.tracer = (tracing.tracer as Tracer | undefined) ?? trace.getTracer('keyed-dispatch');
-    this.recording = recordingCheck(this.tracer);
+    this.recording = new RecordingCheck(this.tracer);
     this.base = {
       'messaging.system': tracing.system,
       ...(tracing.consumerGroup !== undefined && { 'messaging.consumer.group.name': tracing.consumerGroup }),
     };
   }
 
-  /** The key selector took `message` in: its wait starts. */
+  /**
+   * The key selector took `message` in: its wait starts. Per message before the handler's check: the
+   * first messages after an SDK registers go without their wait.
+   */
   takenIn(message: T): void {
-    if (!this.recording() || typeof message !== 'object' || message === null) return;
+    if (!this.recording.seen || typeof message !== 'object' || message === null) return;
     this.traces.set(message, {
       attempts: 0,
       span: undefined,
@@ -159,7 +162,7 @@ class MessageSpans<T> {
       throw new TypeError(`${this.owner}: expected \`handle\` to be a function, got ${describe(handle)}`);
     }
     return (message, handlerContext) => {
-      if (!this.recording()) return handle(message, handlerContext);
+      if (!this.recording.now()) return handle(message, handlerContext);
       const place = this.tracing.describe(message);
       const parent = parentOf(place);
       // Also a link, as the conventions recommend, for backends that show the producer's trace apart.
@@ -206,12 +209,12 @@ class MessageSpans<T> {
         return { since: performance.timeOrigin + record.waitingSince, parkedMs: record.parkedMs ?? -1 };
       },
       failed: (message, key, error, attempts) => {
-        if (!this.recording()) return;
+        if (!this.recording.now()) return;
         const span = this.settleSpan(message, key, attempts, 'fail');
         endFailed(span, error);
       },
       deadLetter: (message, key, _error, attempts, call) => {
-        if (!this.recording()) return call();
+        if (!this.recording.now()) return call();
         const span = this.settleSpan(message, key, attempts, 'dead_letter');
         const active = trace.setSpan(context.active(), span);
         const output = context.with(active, call);
