@@ -15,8 +15,8 @@ const ASK_EVERY = 256;
  * good. Any other tracer may record: its spans say so themselves (`isRecording`).
  */
 export class RecordingCheck {
-  /** What `now` answered last: read where a late answer costs little (a wait not measured). */
-  seen: boolean;
+  /** An SDK was seen behind the tracer (or it is no proxy): it stays. */
+  private seen: boolean;
   private untilAsked = 0;
 
   constructor(private readonly tracer: Tracer) {

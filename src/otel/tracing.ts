@@ -139,12 +139,9 @@ class MessageSpans<T> {
     };
   }
 
-  /**
-   * The key selector took `message` in: its wait starts. Per message before the handler's check: the
-   * first messages after an SDK registers go without their wait.
-   */
+  /** The key selector took `message` in: its wait starts. */
   takenIn(message: T): void {
-    if (!this.recording.seen || typeof message !== 'object' || message === null) return;
+    if (!this.recording.now() || typeof message !== 'object' || message === null) return;
     this.traces.set(message, {
       attempts: 0,
       span: undefined,
