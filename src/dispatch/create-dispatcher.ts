@@ -27,7 +27,6 @@ export function createDispatcher<T, K, R>(
               policy: policy && ((h) => handling.withPolicy(policy, h, core)),
               maxPerKey: 1,
               sizeOf: (batch: T[]) => batch.length,
-              observer: undefined,
             }),
           lanes.loop,
         )

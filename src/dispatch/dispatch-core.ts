@@ -118,6 +118,8 @@ export class DispatchCore<T, K, R>
 
   /** The lane loop of this thread, which batches admissions (see `Lanes.loop`). */
   private readonly loop: LaneLoop;
+  /** Told about parking and (by the failure policy) giving up, when `traced` installed it. */
+  readonly observer: MessageObserver<T> | undefined;
 
   constructor(
     private readonly options: ResolvedDispatchOptions<T, K, R>,
@@ -128,6 +130,7 @@ export class DispatchCore<T, K, R>
     ) => Router<T, K>,
   ) {
     this.loop = options.lanes.loop;
+    this.observer = options.observer;
     this.requestAt = Math.min(options.batch, options.maxParked);
     this.requestBelow = options.maxInFlight - this.requestAt;
   }
@@ -361,7 +364,7 @@ export class DispatchCore<T, K, R>
    * that throws errors the output.
    */
   private tell(hook: 'parked' | 'unparked', message: T): void {
-    this.options.observer?.[hook](message);
+    this.observer?.[hook](message);
     try {
       this.session?.[hook]?.(message);
     } catch (err) {
@@ -404,10 +407,6 @@ export class DispatchCore<T, K, R>
   }
 
   // PolicyHost: what the failure policy asks.
-  get observer(): MessageObserver<T> | undefined {
-    return this.options.observer;
-  }
-
   sourceOf(message: T): string | undefined {
     try {
       return this.session?.describe?.(message);

@@ -57,7 +57,7 @@ export interface LaneWork<M, K, R> {
   /** How many messages an item counts for in a turn (a batch: its length); undefined: one each. */
   readonly sizeOf: ((item: M) => number) | undefined;
   /** Told about single messages when `traced` installed it (thread lanes ask it for waits); else undefined. */
-  readonly observer: MessageObserver<M> | undefined;
+  readonly observer?: MessageObserver<M>;
 }
 
 /**

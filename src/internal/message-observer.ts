@@ -1,3 +1,4 @@
+import type { MessageWait } from './message-wait';
 import { sharedSlot } from './shared-slot';
 
 /**
@@ -21,14 +22,6 @@ export interface MessageObserver<T> {
   waited(message: T): MessageWait | undefined;
 }
 
-/** A message's wait before its handler started, as it travels to a thread. */
-export interface MessageWait {
-  /** When it started waiting in its key's mailbox (taken in, or out of the parking area): epoch ms. */
-  since: number;
-  /** How long it was parked, in ms; -1 when it was not. */
-  parkedMs: number;
-}
-
 const observers = sharedSlot<MessageObserver<any>>('MessageObserver');
 
 /** Installs `observer` on a `keyedDispatch` options object (not enumerable: the options show none of it). */
@@ -40,6 +33,3 @@ export function observeMessages<T>(options: object, observer: MessageObserver<T>
 export function messageObserverOf<T>(options: unknown): MessageObserver<T> | undefined {
   return observers.of(options);
 }
-
-/** A message's wait as a thread reads it (see `MessageWait`): attached to the message object posted there. */
-export const messageWaits = sharedSlot<MessageWait>('MessageWait');

@@ -13,7 +13,8 @@ import {
 } from '@opentelemetry/api';
 import { from, Observable, type ObservableInput } from 'rxjs';
 import type { HandlerContext } from '../engine/mailbox';
-import { type MessageObserver, messageWaits, observeMessages } from '../internal/message-observer';
+import { type MessageObserver, observeMessages } from '../internal/message-observer';
+import { messageWaits } from '../internal/message-wait';
 import type { KeyedDispatchOptions } from '../options';
 import { describe, optionsObject } from '../validate';
 import type { OpenTelemetryAttributes, OpenTelemetryTracer } from './meter';

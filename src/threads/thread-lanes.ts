@@ -1,7 +1,7 @@
 import { type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
 import { type ExecutorClient, terminateAll } from '../engine/lane-set';
 import { ExecutorClosedError } from '../errors';
-import type { MessageWait } from '../internal/message-observer';
+import type { MessageWait } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
 import { BlockWatch } from './block-watch';
 import { ThreadBlockedError, ThreadCrashLoopError, ThreadExitedError } from './errors';

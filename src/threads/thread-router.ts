@@ -1,6 +1,6 @@
 import type { LaneWork } from '../dispatch/lanes';
 import { backlogIn, hotKeysIn, type KeyBacklog, type Routed, type Router } from '../dispatch/router';
-import type { MessageWait } from '../internal/message-observer';
+import type { MessageWait } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
 import { wrongAnswer } from '../internal/wrong-answer';
 import { isKeyFailure } from '../key-failure';

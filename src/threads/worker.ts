@@ -10,7 +10,7 @@ import { followResult } from '../engine/handler-result';
 import { Lane } from '../engine/lane';
 import { threadLoop } from '../engine/lane-loop';
 import { type HandlerContext, Mailbox, type MailboxOwner } from '../engine/mailbox';
-import { type MessageWait, messageWaits } from '../internal/message-observer';
+import { type MessageWait, messageWaits } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
 import { HeldRun } from './held-run';
 import {
