@@ -85,4 +85,29 @@ describe('traced with an SDK', () => {
       'keyed_dispatch.attempts': 2,
     });
   });
+
+  it('still dead-letters a message it cannot describe (its key selector failed too), with no span for it', async () => {
+    const dead: unknown[] = [];
+    const handled = await lastValueFrom(
+      from([{ account: 'a1', n: 1 }, null as unknown as Order]).pipe(
+        keyedDispatch(
+          traced<Order, string, number>(
+            {
+              key: (o) => o.account,
+              handle: async (o) => o.n,
+              failurePolicy: retryPolicy({
+                deadLetter: (m) => {
+                  dead.push(m);
+                },
+              }),
+            },
+            { system: 'test', describe: place },
+          ),
+        ),
+        toArray(),
+      ),
+    );
+    expect(handled).toEqual([1]);
+    expect(dead).toEqual([null]);
+  });
 });

@@ -207,13 +207,12 @@ class MessageSpans<T> {
         return { since: performance.timeOrigin + record.waitingSince, parkedMs: record.parkedMs ?? -1 };
       },
       failed: (message, key, error, attempts) => {
-        if (!this.recording.now()) return;
         const span = this.settleSpan(message, key, attempts, 'fail');
-        endFailed(span, error);
+        if (span !== undefined) endFailed(span, error);
       },
       deadLetter: (message, key, _error, attempts, call) => {
-        if (!this.recording.now()) return call();
         const span = this.settleSpan(message, key, attempts, 'dead_letter');
+        if (span === undefined) return call();
         const active = trace.setSpan(context.active(), span);
         const output = context.with(active, call);
         // Nothing to wait for (or the dead letter threw, which errors the output): it is over.
@@ -228,10 +227,23 @@ class MessageSpans<T> {
 
   /**
    * The span of the policy giving up on `message` (`messaging.operation.type` settle), under its last
-   * attempt's span where this thread traced the attempts, else under the producer's context.
+   * attempt's span where this thread traced the attempts, else under the producer's context. None
+   * without an SDK, nor for a message `describe` throws for (one whose key selector failed may be
+   * malformed): tracing never stands in the way of its dead letter.
    */
-  private settleSpan(message: T, key: unknown, attempts: number, operation: 'dead_letter' | 'fail'): Span {
-    const place = this.tracing.describe(message);
+  private settleSpan(
+    message: T,
+    key: unknown,
+    attempts: number,
+    operation: 'dead_letter' | 'fail',
+  ): Span | undefined {
+    if (!this.recording.now()) return undefined;
+    let place: TracedMessage;
+    try {
+      place = this.tracing.describe(message);
+    } catch {
+      return undefined;
+    }
     const last = this.traceOf(message)?.span;
     const parent = last === undefined ? parentOf(place) : trace.setSpan(ROOT_CONTEXT, last);
     const span = this.tracer.startSpan(
