@@ -1,5 +1,6 @@
 import type { LaneWork } from '../dispatch/lanes';
 import { backlogIn, hotKeysIn, type KeyBacklog, type Routed, type Router } from '../dispatch/router';
+import type { MessageWait } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
 import { wrongAnswer } from '../internal/wrong-answer';
 import { isKeyFailure } from '../key-failure';
@@ -29,6 +30,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
 
   readonly handler: ThreadHandler<unknown, unknown>;
   readonly throughput: number;
+  readonly waitOf: ((message: unknown) => MessageWait | undefined) | undefined;
   /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
   private readonly maxPerKey: number;
 
@@ -40,6 +42,8 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     // The threads run `work.threadHandler` (the options matched it to these lanes), never `work.handle`.
     this.handler = work.threadHandler as ThreadHandler<unknown, unknown>;
     this.throughput = work.throughput;
+    const observer = work.observer;
+    this.waitOf = observer && ((message) => observer.waited(message as T));
     this.maxPerKey = work.maxPerKey;
     const policy = work.policy;
     this.tickets = new TicketBoard((page) => this.threads.sharePage(this, page));
