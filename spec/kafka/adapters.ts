@@ -20,15 +20,10 @@ export interface ClientAdapter {
   member?: 'kafkajs' | 'platformatic' | 'confluent';
   /** Whether a revoke holds the rebalance until the partitions' running messages finish (KIP-848). */
   holdsRevokes: boolean;
-  /** Whether the partitions a member keeps stop fetching while its revoke is held (librdkafka pauses them). */
-  pausesKeptDuringRevoke?: boolean;
-  /**
-   * Whether a partition paused long (its buffer full with a prefetch's worth kept aside) is fetched
-   * again on resume behind the fetch wait of the quiet partitions fetched with it (librdkafka).
-   */
-  refetchesOnResume?: boolean;
   /** Whether a start the broker does not answer, or refuses, goes unreported (no fault, no error). */
   startFaultsUnreported?: boolean;
+  /** Whether the partitions a member keeps stop fetching while its revoke is held (librdkafka pauses them). */
+  pausesKeptDuringRevoke?: boolean;
   /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
   adapter(groupId: string, topics: string[]): KafkaConsumerAdapter;
   /**
@@ -152,7 +147,6 @@ const CONFLUENT: ClientAdapter[] =
           member: 'confluent',
           holdsRevokes: true,
           pausesKeptDuringRevoke: true,
-          refetchesOnResume: true,
           startFaultsUnreported: true,
           adapter: (groupId, topics) =>
             confluentAdapter({
