@@ -20,8 +20,11 @@ export interface ClientAdapter {
   member?: 'kafkajs' | 'platformatic' | 'confluent';
   /** Whether a revoke holds the rebalance until the partitions' running messages finish (KIP-848). */
   holdsRevokes: boolean;
-  /** Whether a start the broker does not answer, or refuses, goes unreported (no fault, no error). */
-  startFaultsUnreported?: boolean;
+  /**
+   * Whether a subscription the broker cannot serve (an invalid topic name) goes unreported: on the
+   * consumer group protocol the broker takes it and assigns nothing, and librdkafka reports nothing.
+   */
+  invalidTopicUnreported?: boolean;
   /** Whether the partitions a member keeps stop fetching while its revoke is held (librdkafka pauses them). */
   pausesKeptDuringRevoke?: boolean;
   /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
@@ -147,7 +150,7 @@ const CONFLUENT: ClientAdapter[] =
           member: 'confluent',
           holdsRevokes: true,
           pausesKeptDuringRevoke: true,
-          startFaultsUnreported: true,
+          invalidTopicUnreported: true,
           adapter: (groupId, topics) =>
             confluentAdapter({
               client: confluent,

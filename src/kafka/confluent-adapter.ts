@@ -83,6 +83,13 @@ const OUTAGE_CODES = new Set<unknown>([
   RdKafkaCodes.TIMED_OUT,
 ]);
 
+/**
+ * How long a start waits for the broker's first metadata when `'socket.timeout.ms'` is not set (the
+ * client's own default for its `connect`). Without an answer the start fails as an outage and is tried again:
+ * librdkafka itself keeps reconnecting silently, reporting nothing.
+ */
+const CONNECT_WAIT_MS = 30_000;
+
 /** Whether `error` is one an outage causes, or one librdkafka calls retriable. */
 function causedByOutage(error: unknown): boolean {
   return causedBy(error, (e) => {
@@ -251,7 +258,9 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
       });
       try {
         await new Promise<void>((resolve, reject) =>
-          member.connect({}, (error) => (error ? reject(error) : resolve())),
+          member.connect({ timeout: Number(config['socket.timeout.ms'] ?? CONNECT_WAIT_MS) }, (error) =>
+            error ? reject(error) : resolve(),
+          ),
         );
       } catch (error) {
         consumer = null;
