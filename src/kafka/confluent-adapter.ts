@@ -240,7 +240,14 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
       ).values()) {
         // Counted before the batch: only records of a partition paused already bring it nearer librdkafka's pause.
         held.brought(topic, partition, bytes);
-        const room = to.batch(topic, partition, records, behind(member, topic, partition, last));
+        const high = highWatermark(member, topic, partition);
+        const room = to.batch(
+          topic,
+          partition,
+          records,
+          high > last + 1,
+          high < 0 ? undefined : String(high),
+        );
         if (room !== undefined) rooms.push(room);
       }
       if (rooms.length > 0) await roomOrTimeout(Promise.all(rooms));
@@ -349,12 +356,12 @@ function roomOrTimeout(room: Promise<unknown>): Promise<void> {
   );
 }
 
-/** Whether the partition holds records past `last` (its high watermark as the last fetch told it). */
-function behind(member: RdKafkaConsumer, topic: string, partition: number, last: number): boolean {
+/** The partition's high watermark as the last fetch response told it; -1 when it is not known. */
+function highWatermark(member: RdKafkaConsumer, topic: string, partition: number): number {
   try {
-    return member.getWatermarkOffsets(topic, partition).highOffset > last + 1;
+    return member.getWatermarkOffsets(topic, partition).highOffset;
   } catch {
-    return false;
+    return -1;
   }
 }
 
