@@ -75,7 +75,7 @@ export interface KafkaReceiverOptions extends TransportHealthOptions {
   closeTimeoutMs?: number;
   /**
    * Fetched messages a partition buffers beyond what was requested before its fetching pauses; it
-   * resumes once the buffer is down to half. Integer ≥ 1. Default 1000; 300 with `fromKafka`
+   * resumes once the buffer is down to half. Integer ≥ 1. Default 1000; 150 with `fromKafka`
    * (kafkajs keeps more per record: see the Kafka guide's Memory section). One more fetch response per
    * partition may land while pausing: its size follows from this (32 bytes a record, 16 KiB–1 MiB,
    * unless the consumer sets `maxBytesPerPartition`), except for a kafkajs consumer given to
