@@ -66,7 +66,9 @@ const UNFINISHED = -1;
  */
 export class PartitionTracker implements TopicPartition {
   /** Fetched and not yet delivered (no demand yet), in offset order. */
-  readonly buffer: RecordBuffer = new RecordBuffer(this);
+  readonly buffer = new RecordBuffer<TrackedKafkaMessage>(
+    (record, seq) => new TrackedKafkaMessage(this.topic, this.partition, record, this, seq),
+  );
   /** The first offset seen (committed or received): every other offset is counted from it. */
   private origin: bigint | null = null;
   /** `origin` as a number, NaN when it is not a safe integer (then offsets take the BigInt path). */

@@ -1,6 +1,5 @@
 import { RingQueue } from '../internal/ring-queue';
 import type { KafkaRecord } from './message';
-import { type PartitionTracker, TrackedKafkaMessage } from './partition-tracker';
 
 /**
  * A partition's fetched records not yet delivered, in offset order, each with its sequence number in
@@ -9,11 +8,12 @@ import { type PartitionTracker, TrackedKafkaMessage } from './partition-tracker'
  * outlive the young generation's collections and are promoted, to be freed only by a full one: every
  * object less a waiting record keeps is old garbage the heap does not grow by.
  */
-export class RecordBuffer {
+export class RecordBuffer<M> {
   private readonly records = new RingQueue<KafkaRecord>();
   private readonly seqs = new RingQueue<number>();
 
-  constructor(private readonly tracker: PartitionTracker) {}
+  /** `message` makes the message to deliver of a record and its sequence number. */
+  constructor(private readonly message: (record: KafkaRecord, seq: number) => M) {}
 
   /** Records waiting. */
   get size(): number {
@@ -27,10 +27,8 @@ export class RecordBuffer {
   }
 
   /** The first waiting record as the message to deliver; the buffer must not be empty. */
-  shift(): TrackedKafkaMessage {
-    const { topic, partition } = this.tracker;
-    const record = this.records.shift() as KafkaRecord;
-    return new TrackedKafkaMessage(topic, partition, record, this.tracker, this.seqs.shift() as number);
+  shift(): M {
+    return this.message(this.records.shift() as KafkaRecord, this.seqs.shift() as number);
   }
 
   /** Drops every waiting record. */
