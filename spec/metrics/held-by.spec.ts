@@ -56,6 +56,20 @@ describe('DispatchMetrics.read().heldBy', () => {
     await run.stop();
   });
 
+  it('is null when a key parks in a roomy parking area while other keys fill the window', async () => {
+    // Cold messages finish while the hot key parks past its share; then 12 keys take one place each and
+    // keep it: the window is full, but of other keys, and the parking area has room.
+    const run = holdAll([...of((n) => (n % 2 === 0 ? 'hot' : `cold${n}`), 100), ...of((n) => `w${n}`, 12)], {
+      maxInFlight: 16,
+      maxPerKey: 4,
+      maxParked: 1000,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(run.metrics.read()).toMatchObject({ inFlight: 16, parked: 46 });
+    expect(run.metrics.read().heldBy).toBeNull();
+    await run.stop();
+  });
+
   it('is null while intake flows, and when many keys fill the window together', async () => {
     const flowing = holdAll(
       of(() => 'hot', 8),

@@ -65,10 +65,10 @@ export interface MetricsSnapshot extends DispatchSnapshot {
   /** The keys with the most unfinished messages (running or queued), largest first. */
   readonly hotKeys: readonly HotKey[];
   /**
-   * The key holding the dispatcher's intake, or null: set while intake has stopped (no room in the
-   * window, or in the parking area, for another batch) and one key holds at least half of the
-   * unfinished messages. With the per-key share on, that key's messages fill the parking area; with it
-   * off (`maxPerKey = maxInFlight`), they fill the window.
+   * The key holding the dispatcher's intake, or null: set while the window has no room for another
+   * batch and one key holds at least half of it (possible with the per-key share off), or while the
+   * parking area has no room and one key's messages are at least half of those parked. A window full of
+   * many keys, while one key parks in a parking area with room, is not held by that key.
    */
   readonly heldBy: HotKey | null;
   /** Each lane of the executor, by index; empty on thread lanes. */
@@ -341,10 +341,13 @@ class LatencyRecorder implements HandlerTimer {
 function heldBy(counters: DispatchSnapshot, top: HotKey | undefined): HotKey | null {
   if (top === undefined) return null;
   const batch = intakeBatch(counters.maxInFlight);
-  const stalled =
-    counters.maxInFlight - counters.inFlight < batch ||
-    counters.maxParked - counters.parked < Math.min(batch, counters.maxParked);
-  return stalled && top.backlog * 2 >= counters.inFlight + counters.parked ? top : null;
+  // Each place is held by the key only when it is full and the key has at least half of it: parked
+  // messages wait outside the window, so a window full of other keys is not the hot key's doing.
+  const windowFull = counters.maxInFlight - counters.inFlight < batch;
+  const parkingFull = counters.maxParked - counters.parked < Math.min(batch, counters.maxParked);
+  const holdsWindow = windowFull && (top.backlog - top.parked) * 2 >= counters.inFlight;
+  const holdsParking = parkingFull && top.parked * 2 >= counters.parked;
+  return holdsWindow || holdsParking ? top : null;
 }
 
 function clamp01(x: number): number {
