@@ -1,5 +1,4 @@
 import type { ObservableInput } from 'rxjs';
-import type { Lane } from '../engine/lane';
 import type { LaneSet } from '../engine/lane-set';
 import { type HandlerContext, Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
 import type { HandlerTimer } from '../stats';
@@ -13,9 +12,7 @@ import type { Routed, Router } from './router';
  * dispatcher's key table, kept there once drained for the record's next key; the router places them on
  * lanes and runs the user's handler for them.
  *
- * Placement of a new mailbox, in constant time: the lane running right now if nothing else is queued
- * on it and nothing was started within its step (no hand-off at all), else the next lane in a turn
- * shared by every dispatcher on the executor, so that keys spread evenly over the lanes.
+ * Where a new mailbox goes is the lane set's choice (`LaneSet.place`).
  */
 export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K, R> {
   /** Times one handler in `timer.every` when metrics ask for it; null otherwise, so untimed runs pay one field check. */
@@ -59,22 +56,11 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   /** A mailbox for a key with none (the record's drained one, or new), placed on a lane. */
   private openMailbox(record: KeyRecord<unknown, K>): Mailbox<T, K, R> {
     const mailbox = (record.spare as Mailbox<T, K, R> | null) ?? new Mailbox<T, K, R>();
-    const lane = this.place();
+    const lane = this.lanes.place();
     lane.pinned++;
     mailbox.record = record;
     record.placement = mailbox;
     return mailbox.open(record.key, lane, this);
-  }
-
-  /** The lane a new mailbox is pinned to (see the class comment). */
-  private place(): Lane {
-    const lanes = this.lanes;
-    const running = lanes.loop.freeRunningLane() as Lane | null;
-    if (running !== null && running.owner === lanes) return running;
-    const lane = lanes.lanes[lanes.nextLane];
-    // Wraps by comparison, not `%`: an integer division costs more than the rest of the choice.
-    if (++lanes.nextLane === lanes.lanes.length) lanes.nextLane = 0;
-    return lane;
   }
 
   discard(matches: (message: T) => boolean): T[] {
