@@ -4,7 +4,7 @@
  * the store refuses fails its whole call; the policy then posts that batch's entries one at a time, so
  * only the bad entry is dead-lettered and the others are posted.
  *
- *   npx ts-node --transpile-only examples/batches.ts
+ *   npm run example -- batches
  */
 import { lastValueFrom, toArray } from 'rxjs';
 import { fromIterable, keyedBatchDispatch, retryPolicy } from '../src';

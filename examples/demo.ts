@@ -1,8 +1,9 @@
 // The main demo, on the embedded default (no broker): 200,000 messages over 10,000 keys sent through an
 // in-process LocalBus into keyedDispatch, with async I/O-like handlers and live metrics, shown on the
-// dashboard whose URL it prints. `npm start`; `npm start -- --hold` keeps sending, round after round,
-// so the dashboard can be watched (`--port <n>` picks its port). Ctrl-C (SIGINT) or SIGTERM stops the
-// sending, lets what is in flight finish and prints the summary.
+// dashboard whose URL it prints; one account gets a burst it cannot keep up with, so the hot-key view
+// shows its backlog. `npm start` keeps the dashboard up after the summary until Enter is pressed;
+// `npm start -- --hold` keeps sending, round after round (`--port <n>` picks the port). Ctrl-C (SIGINT)
+// or SIGTERM stops the sending, lets what is in flight finish, prints the summary and stops.
 import { DispatchMetrics, KeyedExecutor, keyedDispatch, LocalBus, type MetricsSnapshot } from '../src';
 import { serveDashboard } from '../src/dashboard';
 
@@ -14,8 +15,14 @@ interface OrderEvent {
 
 const MESSAGES = 200_000;
 const KEYS = 10_000;
-/** One message in this many goes to a single busy account, so the hot-key view has something to show. */
-const HOT_EVERY = 250;
+/**
+ * A burst on one account: of each round's first `HOT_BURST` messages, one in `HOT_EVERY` goes to
+ * account-hot, faster than its store round trips finish one after another. Its backlog (beyond its share
+ * of the window, parked) drains in a second or two while the other keys go on; 1,000 messages are too
+ * few to move the p99 latency.
+ */
+const HOT_BURST = 10_000;
+const HOT_EVERY = 10;
 /** How often the live line is redrawn; without a terminal, one line is printed every `PRINT_EVERY_MS`. */
 const DRAW_EVERY_MS = 200;
 const PRINT_EVERY_MS = 2000;
@@ -59,12 +66,19 @@ async function main(): Promise<void> {
 
   const dashboard = await serveDashboard({ sources: { orders: metrics }, port: PORT });
   console.log(
-    `dashboard                  ${dashboard.url}  ${HOLD ? '(Ctrl-C to stop)' : '(npm start -- --hold keeps it up)'}`,
+    `dashboard                  ${dashboard.url}  ${HOLD ? '(Ctrl-C to stop)' : '(up until you press Enter after the run)'}`,
   );
   // Either signal stops the sending; what is in flight finishes and the summary is printed. A repeat is
   // ignored: `npm start` passes the terminal's Ctrl-C on, so one press can arrive twice.
   let stopping = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (stopping = true));
+  let signalled: () => void = () => {};
+  const stopSignal = new Promise<void>((resolve) => (signalled = resolve));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      stopping = true;
+      signalled();
+    });
+  }
 
   const started = performance.now();
   const live = metrics.snapshots(DRAW_EVERY_MS).subscribe((s) => draw(handled, s, started));
@@ -72,7 +86,7 @@ async function main(): Promise<void> {
   sending: do {
     for (let i = 0; i < MESSAGES; i++) {
       if (stopping) break sending;
-      const account = i % HOT_EVERY === 0 ? 'account-hot' : `account-${i % KEYS}`;
+      const account = i < HOT_BURST && i % HOT_EVERY === 0 ? 'account-hot' : `account-${i % KEYS}`;
       const seq = nextSeq.get(account) ?? 0;
       nextSeq.set(account, seq + 1);
       // Resolves once the message is queued for the dispatcher (at once while fewer than `maxPending`,
@@ -85,7 +99,6 @@ async function main(): Promise<void> {
   live.unsubscribe();
   const final = metrics.read();
   draw(handled, final, started, true);
-  await dashboard.close();
   const seconds = (performance.now() - started) / 1000;
   const sorted = latencies.slice(0, Math.min(handled, MESSAGES)).sort();
   const pct = (p: number) =>
@@ -102,6 +115,23 @@ async function main(): Promise<void> {
   console.log(`max in-flight seen         ${final.maxInFlightSeen} (window ${final.maxInFlight})`);
   console.log(`per-key order violations   ${orderViolations}`);
   console.log(`live mailboxes at end      ${final.liveMailboxes} (executor: ${executor.liveMailboxes})`);
+  if (!stopping) {
+    console.log(`\ndashboard                  ${dashboard.url}  still up: press Enter to stop it`);
+    await Promise.race([enterPressed(), stopSignal]);
+    process.stdin.destroy();
+  }
+  await dashboard.close();
+  console.log('dashboard stopped');
+}
+
+/** Resolves on a line typed on stdin, or at its end (no terminal, `< /dev/null`), so nothing waits for nobody. */
+function enterPressed(): Promise<void> {
+  return new Promise((resolve) => {
+    process.stdin
+      .once('data', () => resolve())
+      .once('end', () => resolve())
+      .resume();
+  });
 }
 
 let lastPrinted = Number.NEGATIVE_INFINITY;

@@ -3,7 +3,7 @@
  * account's mailbox (that account's later deposits wait, the other accounts go on); a deposit that can
  * never be applied is dead-lettered, settled as failed, and the stream goes on.
  *
- *   npx ts-node --transpile-only examples/failure-policy.ts
+ *   npm run example -- failure-policy
  */
 import { lastValueFrom, toArray } from 'rxjs';
 import { fromIterable, keyedDispatch, retryPolicy } from '../src';

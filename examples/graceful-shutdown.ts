@@ -2,8 +2,8 @@
  * Graceful shutdown: on SIGTERM (or Ctrl-C) the runtime stops taking messages in, lets what it
  * admitted finish within a deadline, and leaves the rest unacknowledged for redelivery.
  *
- *   npx ts-node --transpile-only examples/graceful-shutdown.ts          # sends itself SIGTERM after 1 s
- *   npx ts-node --transpile-only examples/graceful-shutdown.ts --wait   # waits for your Ctrl-C / kill
+ *   npm run example -- graceful-shutdown          # sends itself SIGTERM after 1 s
+ *   npm run example -- graceful-shutdown --wait   # waits for your Ctrl-C / kill
  */
 import { DispatchRuntime, dispatchComponent, KeyedExecutor, LocalBus, retryPolicy } from '../src';
 

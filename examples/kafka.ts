@@ -7,8 +7,8 @@
  * the partitions that change owner, each once its running events have finished.
  *
  *   scripts/brokers/kafka.sh start
- *   npx ts-node --transpile-only examples/kafka.ts
- *   npx ts-node --transpile-only examples/kafka.ts --forever  # in two terminals: the group splits the work
+ *   npm run example -- kafka
+ *   npm run example -- kafka --forever  # in two terminals: the group splits the work
  */
 import { Admin, Consumer, Producer } from '@platformatic/kafka';
 import { lastValueFrom } from 'rxjs';

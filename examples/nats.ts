@@ -3,8 +3,8 @@
  * different devices in parallel; a reading whose handler fails is redelivered after a delay.
  * Needs NATS with JetStream on 127.0.0.1:4222 (`scripts/brokers/nats.sh start`).
  *
- *   npx ts-node --transpile-only examples/nats.ts            # publishes 1,000 readings, handles them, exits
- *   npx ts-node --transpile-only examples/nats.ts --forever  # then keeps consuming until Ctrl-C
+ *   npm run example -- nats            # publishes 1,000 readings, handles them, exits
+ *   npm run example -- nats --forever  # then keeps consuming until Ctrl-C
  */
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';

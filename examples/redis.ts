@@ -3,9 +3,9 @@
  * a time, in order, by whichever consumer process owns its stream; different accounts run in parallel.
  * Needs Redis on 127.0.0.1:6379 (`scripts/brokers/redis.sh start`).
  *
- *   npx ts-node --transpile-only examples/redis.ts                # publishes 2,000 events, applies them, exits
- *   npx ts-node --transpile-only examples/redis.ts --forever      # then keeps consuming until Ctrl-C
- *   npx ts-node --transpile-only examples/redis.ts 0 2 --forever  # consumer 0 of 2 (start 1 of 2 elsewhere)
+ *   npm run example -- redis                # publishes 2,000 events, applies them, exits
+ *   npm run example -- redis --forever      # then keeps consuming until Ctrl-C
+ *   npm run example -- redis 0 2 --forever  # consumer 0 of 2 (start 1 of 2 elsewhere)
  */
 import { Redis } from 'ioredis';
 import { keyedDispatch, retryPolicy } from '../src';

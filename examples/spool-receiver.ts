@@ -1,8 +1,9 @@
 /**
  * A receiver written with the receiver core (see docs/writing-a-receiver.md): every `*.msg` file in a
- * spool directory is a message; a handled one is deleted, a failed one is renamed to `*.msg.failed`.
+ * spool directory is a message; a handled or dead-lettered one is deleted, a failed one is renamed to
+ * `*.msg.failed`, set aside for a person (left in place, it would fail again on every scan).
  *
- *   npx ts-node --transpile-only examples/spool-receiver.ts
+ *   npm run example -- spool-receiver
  */
 import { mkdtemp, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -70,8 +71,8 @@ class SpoolSession extends PullSession<SpoolFile> {
   /** Called once the handler finished; `onSettled` is told after the returned promise resolves. */
   protected override async acknowledge(file: SpoolFile, outcome: Settlement): Promise<void> {
     const path = join(this.dir, file.name);
-    if (outcome === 'done') await unlink(path);
-    else await rename(path, `${path}.failed`);
+    if (outcome === 'failed') await rename(path, `${path}.failed`);
+    else await unlink(path);
     this.held.delete(file.name);
   }
 }

@@ -2,7 +2,7 @@
  * Prices CPU-heavy orders on thread lanes: every account's orders are priced one at a time, in order,
  * while different accounts are priced in parallel on worker threads.
  *
- *   npx ts-node --transpile-only examples/thread-pricing.ts
+ *   npm run example -- thread-pricing
  *
  * (Run from the sources, the library builds its thread worker on first use; the package ships it built.)
  */

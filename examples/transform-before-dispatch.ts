@@ -2,7 +2,7 @@
 // acknowledged only after its handler finished. A receiver is piped straight into keyedDispatch (behind
 // another operator it would have to acknowledge on receipt), so the transformation lives in `key` and
 // `handle`: `key` reads the parsed form, `handle` parses, filters (returning EMPTY) and enriches.
-// `npx ts-node examples/transform-before-dispatch.ts`; it exits by itself.
+// `npm run example -- transform-before-dispatch`; it exits by itself.
 import { EMPTY, lastValueFrom, type ObservableInput, toArray } from 'rxjs';
 import { fromIterable, KeyedExecutor, keyedDispatch, type Settlement } from '../src';
 

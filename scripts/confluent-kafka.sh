@@ -5,7 +5,7 @@
 # for the Node that runs the specs. The built package is cached outside the repository, keyed by its
 # version and that Node's ABI, and linked into node_modules/.
 #
-#   scripts/confluent-kafka.sh install   builds once (6-10 minutes on 2 cores), links it; idempotent
+#   scripts/confluent-kafka.sh install   builds once (about 230 s of CPU time), links it; idempotent
 #   scripts/confluent-kafka.sh path      prints the cached package folder; exit 1 when not built
 #
 # Environment overrides:
@@ -61,7 +61,7 @@ build() {
   mkdir -p "$CACHE"
   staging="$(mktemp -d "$dir.build.XXXXXX")"
   trap 'rm -rf "$staging"' EXIT
-  log "building $PACKAGE@$VERSION for Node $("$bin/node" --version) (6-10 minutes on 2 cores)"
+  log "building $PACKAGE@$VERSION for Node $("$bin/node" --version) (about 230 s of CPU time)"
   echo '{"private":true}' >"$staging/package.json"
   (
     cd "$staging"

@@ -4,6 +4,9 @@
 # Usage: scripts/node.sh install 24|22    installs that Node once into <repo>/.node/<major>/ and prints its bin folder
 #        scripts/node.sh exec COMMAND...  runs COMMAND with a supported Node first on PATH: the `node` already
 #                                         there when it is 22 or later, else Node 24 (installed as above)
+#        scripts/node.sh exec-development COMMAND...
+#                                         the same with Node 24 or later: what the examples run on, so that
+#                                         they behave alike on every machine
 #
 # Node comes from the npm registry's binary package (node-<os>-<arch>, whose tarball holds bin/node),
 # fetched with `npm pack`; nothing else is downloaded. The folder .node/ is git-ignored.
@@ -72,18 +75,20 @@ case "${1:-}" in
     [ $# -eq 2 ] || { echo "usage: scripts/node.sh install 24|22" >&2; exit 2; }
     install "$2"
     ;;
-  exec)
+  exec | exec-development)
+    least="$FLOOR_MAJOR"
+    [ "$1" = exec ] || least="$DEVELOPMENT_MAJOR"
     shift
-    [ $# -gt 0 ] || { echo "usage: scripts/node.sh exec COMMAND..." >&2; exit 2; }
+    [ $# -gt 0 ] || { echo "usage: scripts/node.sh exec|exec-development COMMAND..." >&2; exit 2; }
     major="$(current_major)"
-    if [ -z "$major" ] || [ "$major" -lt "$FLOOR_MAJOR" ]; then
+    if [ -z "$major" ] || [ "$major" -lt "$least" ]; then
       PATH="$(install "$DEVELOPMENT_MAJOR"):$PATH"
       export PATH
     fi
     exec "$@"
     ;;
   *)
-    echo "usage: scripts/node.sh install 24|22 | exec COMMAND..." >&2
+    echo "usage: scripts/node.sh install 24|22 | exec COMMAND... | exec-development COMMAND..." >&2
     exit 2
     ;;
 esac

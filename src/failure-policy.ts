@@ -2,6 +2,7 @@ import { from, Observable, type ObservableInput, type Subscriber, type Subscript
 import { followResult } from './engine/handler-result';
 import type { HandlerContext } from './engine/mailbox';
 import { callUser, THREW } from './internal/call-user';
+import type { MessageObserver } from './internal/message-observer';
 import { sharedSlot } from './internal/shared-slot';
 import { textOf } from './internal/text-of';
 import { warnCallbackFailed } from './internal/warn';
@@ -120,6 +121,8 @@ export interface PolicyHost<T> {
    * stats; a health check reads it as progress of those messages (see `HealthCheck`).
    */
   failedAttempt(messages: readonly T[]): void;
+  /** Told where the policy gives up on a message, when a dispatcher is traced. */
+  readonly observer?: MessageObserver<T>;
 }
 
 /** A handler as a dispatcher calls it: of one message, or of a batch when `T` is an array. */
@@ -542,18 +545,19 @@ class Attempts<T, K, R> {
 
   private giveUp(error: unknown): void {
     const deadLetter = this.policy.deadLetter;
+    const observer = this.host.observer;
+    const given: unknown = this.context.key;
+    const key = isKeyFailure(given) ? undefined : (given as K);
     if (deadLetter === undefined) {
+      observer?.failed(this.message, key, error, this.attempt);
       this.subscriber.error(new GaveUp(error, this.attempt, false));
       return;
     }
     const gaveUp = new GaveUp(error, this.attempt, true);
-    const key: unknown = this.context.key;
-    const context: FailureContext<K> = {
-      key: isKeyFailure(key) ? undefined : (key as K),
-      attempts: this.attempt,
-      laneIndex: this.context.laneIndex,
-    };
-    const output: unknown = callUser(deadLetter, this.message, error, context, this.policyFailed);
+    const context: FailureContext<K> = { key, attempts: this.attempt, laneIndex: this.context.laneIndex };
+    const call = () => callUser(deadLetter, this.message, error, context, this.policyFailed);
+    const output =
+      observer === undefined ? call() : observer.deadLetter(this.message, key, error, this.attempt, call);
     if (output === THREW) return;
     // Only an object (Observable, Promise, array, iterable) is something to wait for; anything else
     // (nothing, a number, a flag a logger returned) is ignored.

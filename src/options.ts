@@ -11,6 +11,7 @@ import {
   type PolicyHost,
   withPolicy,
 } from './failure-policy';
+import { type MessageObserver, messageObserverOf } from './internal/message-observer';
 import { type DispatchStats, intakeBatch, isDispatchStats } from './stats';
 import type { ThreadExecutor } from './threads/thread-executor';
 import { isThreadHandler, sharedExecutorOf, type ThreadHandler } from './threads/thread-handler';
@@ -140,6 +141,8 @@ export interface ResolvedDispatchOptions<T, K, R> {
   stats: DispatchStats | undefined;
   /** The `failurePolicy` option as given: undefined leaves it to the receiver's default. */
   failurePolicy: FailurePolicy<T, K> | 'error' | undefined;
+  /** Told about parking, giving up and waits per message when `traced` installed one; else undefined. */
+  observer: MessageObserver<T> | undefined;
 }
 
 /**
@@ -255,6 +258,7 @@ export function resolveShared<T, K, R>(
     onOverflow,
     stats: options.stats,
     failurePolicy,
+    observer: messageObserverOf<T>(options),
   };
 }
 

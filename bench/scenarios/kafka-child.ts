@@ -275,7 +275,11 @@ async function floorConfluent({ topic, group, maxInFlight, tally }: Args): Promi
           consumer.consume(1000, (error: unknown, found: never) => (error ? reject(error) : resolve(found))),
         );
       const byPartition = new Map<number, typeof messages>();
-      for (const m of messages) byPartition.set(m.partition, [...(byPartition.get(m.partition) ?? []), m]);
+      for (const m of messages) {
+        const batch = byPartition.get(m.partition);
+        if (batch === undefined) byPartition.set(m.partition, [m]);
+        else batch.push(m);
+      }
       for (const [partition, batch] of byPartition) {
         const ends: Promise<void>[] = [];
         for (const message of batch) ends.push((await run(String(message.key), message.value)).end);

@@ -20,6 +20,7 @@ import {
   writeRetry,
   writeRun,
   writeStop,
+  writeWaited,
   writeWant,
 } from '../../src/threads/wire';
 
@@ -38,6 +39,7 @@ function loggingThread(log: unknown[]): ThreadSide {
             announce: (...fields) => log.push(['announce', channel, ...fields]),
             data: (...fields) => log.push(['data', channel, ...fields]),
             noData: (messageId) => log.push(['noData', channel, messageId]),
+            waited: (...fields) => log.push(['waited', channel, ...fields]),
           },
     close: (channel) => log.push(['close', channel]),
     stop: () => log.push(['stop']),
@@ -68,6 +70,7 @@ describe('the records of the thread protocol', () => {
     writeAnnounce(batch, 1, 7, 102, 5, 'k1');
     writeData(batch, 1, 102, { n: 3 });
     writeNoData(batch, 1, 103);
+    writeWaited(batch, 1, 104, 1_700_000_000_000.5, -1);
     const lost = writeRun(batch, 9);
     addToRun(batch, lost, 1, 200, 0, 'k', 'm');
     writeClose(batch, 1);
@@ -88,6 +91,7 @@ describe('the records of the thread protocol', () => {
       ['announce', 1, 7, 102, 5, 'k1'],
       ['data', 1, 102, { n: 3 }],
       ['noData', 1, 103],
+      ['waited', 1, 104, 1_700_000_000_000.5, -1],
       ['close', 1],
       ['stop'],
     ]);
@@ -105,6 +109,7 @@ describe('the records of the thread protocol', () => {
       undefined,
       { messageId: 102, part: 'ticket' },
       { messageId: 102, part: 'data' },
+      undefined,
       undefined,
       { messageId: 200, part: 'whole' },
       undefined,

@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brokerAnswers } from '../support/broker-answers';
-import { type ExampleRun, runExample } from '../support/run-example';
+import { EXAMPLES_NODE_MAJOR, type ExampleRun, majorOf, otherNode, runExample } from '../support/run-example';
 
 const ROOT = join(__dirname, '..', '..');
 /** Generous: the examples take seconds, but a busy machine may slow them down many times. */
@@ -29,10 +30,50 @@ describe('examples', () => {
     for (const file of listExamples()) expect(readme).toContain(`](examples/${file})`);
   });
 
+  it('npm run example with a name that is no example lists the examples and exits with status 2', async () => {
+    const run = await runExample('quick-stat');
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(
+      "no example named 'quick-stat'; the examples are: batches demo failure-policy",
+    );
+    for (const file of listExamples()) expect(run.stderr).toContain(` ${file.replace(/\.ts$/, '')}`);
+  });
+
+  // The examples run on Node 24 or later whatever `node` a machine has first on PATH (a Node 20 has no
+  // Promise.withResolvers and runs no TypeScript in a worker thread).
+  const other = otherNode();
+  (other === null ? it.skip : it)(
+    other === null
+      ? `runs on Node ${EXAMPLES_NODE_MAJOR} or later with an older node first on PATH (skipped: no older node on this machine)`
+      : `runs on Node ${EXAMPLES_NODE_MAJOR} or later with ${other.version} first on PATH`,
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'example-node-'));
+      try {
+        const report = join(dir, 'node-version');
+        const run = await runExample('quick-start', {
+          pathFirst: other?.bin,
+          env: {
+            REPORT_NODE_TO: report,
+            NODE_OPTIONS: `--require ${join(__dirname, '..', 'support', 'report-node.cjs')}`,
+          },
+        });
+        expectExitedCleanly(run);
+        expect(run.stdout).toContain('done: 3 accounts');
+        const versions = readFileSync(report, 'utf8').trim().split('\n');
+        expect(versions).toHaveLength(1);
+        expect(majorOf(versions[0])).toBeGreaterThanOrEqual(EXAMPLES_NODE_MAJOR);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    EXAMPLE_TIMEOUT,
+  );
+
   it(
     'quick-start handles every deposit in order per account and exits by itself',
     async () => {
-      const run = await runExample('quick-start.ts');
+      const run = await runExample('quick-start');
       expectExitedCleanly(run);
       expect(run.stderr).toBe('');
       expect(run.stdout).toContain('done: 3 accounts');
@@ -52,7 +93,7 @@ describe('examples', () => {
   it(
     'demo (npm start) handles its 200,000 messages in per-key order and exits by itself',
     async () => {
-      const run = await runExample('demo.ts');
+      const run = await runExample('demo');
       expectExitedCleanly(run);
       expect(run.stdout).toMatch(/messages handled +200,000 over 10,000 keys/);
       expect(run.stdout).toMatch(/per-key order violations +0\n/);
@@ -63,7 +104,7 @@ describe('examples', () => {
   it(
     'transform-before-dispatch sets the malformed record aside and prints the balances',
     async () => {
-      const run = await runExample('transform-before-dispatch.ts');
+      const run = await runExample('transform-before-dispatch');
       expectExitedCleanly(run);
       expect(run.stdout).toMatch(/balances: .* · malformed offsets: \[ 5 \]/);
     },
@@ -73,7 +114,7 @@ describe('examples', () => {
   it(
     'failure-policy retries the conflicting deposits and dead-letters the one that cannot be applied',
     async () => {
-      const run = await runExample('failure-policy.ts');
+      const run = await runExample('failure-policy');
       expectExitedCleanly(run);
       expect(run.stdout).toContain('acc-1: deposit 4 applied on attempt 2');
       expect(run.stdout).toContain(
@@ -86,7 +127,7 @@ describe('examples', () => {
   it(
     'batches posts each account in bulk, in order, and dead-letters only the entry the store refuses',
     async () => {
-      const run = await runExample('batches.ts');
+      const run = await runExample('batches');
       expectExitedCleanly(run);
       const calls = /posted 999 of 1000 entries in (\d+) store calls/.exec(run.stdout);
       expect(calls).not.toBeNull();
@@ -101,7 +142,7 @@ describe('examples', () => {
   it(
     'graceful-shutdown stops on its own SIGTERM and closes the executor',
     async () => {
-      const run = await runExample('graceful-shutdown.ts');
+      const run = await runExample('graceful-shutdown');
       expectExitedCleanly(run);
       expect(run.stdout).toMatch(/stop outcome: (drained|deadline)/);
       expect(run.stdout).toContain('executor closed: true');
@@ -119,7 +160,7 @@ describe('examples', () => {
   it(
     'spool-receiver handles every spooled file and leaves the spool empty',
     async () => {
-      const run = await runExample('spool-receiver.ts');
+      const run = await runExample('spool-receiver');
       expectExitedCleanly(run);
       expect(run.stdout).toContain('left in the spool: []');
     },
@@ -129,7 +170,7 @@ describe('examples', () => {
   it(
     'thread-pricing prices every order on thread lanes, each account in sequence',
     async () => {
-      const run = await runExample('thread-pricing.ts');
+      const run = await runExample('thread-pricing');
       expectExitedCleanly(run);
       expect(run.stdout).toMatch(/priced 600 orders for 12 accounts/);
       expect(run.stdout).toContain("every account's orders priced in sequence");
@@ -142,7 +183,7 @@ describe('examples', () => {
   (brokerAnswers(6379) ? it : it.skip)(
     'redis applies the events it published and exits',
     async () => {
-      const run = await runExample('redis.ts');
+      const run = await runExample('redis');
       expectExitedCleanly(run);
       expect(run.stdout).toMatch(/applied \d+ events over 50 accounts, streams example:accounts:0, /);
     },
@@ -152,7 +193,7 @@ describe('examples', () => {
   (brokerAnswers(4222) ? it : it.skip)(
     'nats handles the readings it published, the failed ones after a redelivery, and exits',
     async () => {
-      const run = await runExample('nats.ts');
+      const run = await runExample('nats');
       expectExitedCleanly(run);
       const summary = run.stdout.match(/handled \d+ readings of 20 devices, (\d+) after a redelivery/);
       expect(summary).not.toBeNull();
@@ -162,7 +203,7 @@ describe('examples', () => {
   );
 });
 
-/** The runnable examples: every `.ts` file in examples/ (a `.js` file there is a thread handler module). */
+/** The runnable examples: every `.ts` file in examples/ (an `.mts` file there is a thread handler module). */
 function listExamples(): string[] {
   return readdirSync(join(ROOT, 'examples')).filter((file) => file.endsWith('.ts'));
 }

@@ -25,9 +25,10 @@ export class HeldDemo {
     });
   }
 
-  static start(): HeldDemo {
+  /** `npm start` with `args` after `--`; `--hold` by default. */
+  static start(args: readonly string[] = ['--hold']): HeldDemo {
     return new HeldDemo(
-      spawn('npm', ['start', '--', '--hold'], {
+      spawn('npm', ['start', '--', ...args], {
         cwd: ROOT,
         detached: true,
         env: { ...process.env, npm_config_update_notifier: 'false' },
@@ -43,6 +44,17 @@ export class HeldDemo {
   /** The dashboard's address, once printed. */
   async url(timeoutMs = 60_000): Promise<string> {
     return (await this.printedMatch(/^dashboard +(http:\/\/\S+)/m, timeoutMs))[1];
+  }
+
+  /** Waits until what it printed matches `pattern`, and returns the match. */
+  async printedMatch(pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
+    await this.until(() => pattern.test(this.output), String(pattern), timeoutMs);
+    return this.output.match(pattern) as RegExpMatchArray;
+  }
+
+  /** Types `text` on its standard input, as a reader at the terminal. */
+  type(text: string): void {
+    this.child.stdin?.write(text);
   }
 
   /** The live lines printed so far (one every 2 s without a terminal). */
@@ -95,11 +107,6 @@ export class HeldDemo {
   /** Ends whatever is left of the group: after a failed expectation, nothing keeps serving. */
   kill(): void {
     if (this.groupAlive()) process.kill(-(this.child.pid as number), 'SIGKILL');
-  }
-
-  private async printedMatch(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
-    await this.until(() => pattern.test(this.output), String(pattern), timeoutMs);
-    return this.output.match(pattern) as RegExpMatchArray;
   }
 
   private async until(done: () => boolean, what: string, timeoutMs: number): Promise<void> {

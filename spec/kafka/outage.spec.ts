@@ -140,7 +140,7 @@ describe('Kafka while the broker is down, on every client set-up at once', () =>
       expect(ended(leavers)).toEqual(leavers.map(({ name }) => [name, true, undefined]));
       for (const fault of all.flatMap((m) => m.faults)) {
         expect(['fetch', 'commit', 'heartbeat', 'connection']).toContain(fault.operation);
-        expect(fault.receiver).toMatch(/^from(Platformatic)?Kafka\(\)$/);
+        expect(fault.receiver).toMatch(/^from(Platformatic|Confluent)?Kafka\(\)$/);
       }
 
       // Back: what is produced now is handled too, and the group's commits reach the end — also once

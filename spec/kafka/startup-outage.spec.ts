@@ -62,43 +62,38 @@ function member(
 }
 
 describe.each(ADAPTERS)('Kafka on $name at start-up', (kind) => {
-  // librdkafka's connect keeps retrying a broker that does not answer or refuses: not yet reported.
-  const startFaultIt = kind.startFaultsUnreported ? it.skip : it;
-  startFaultIt(
-    'a receiver started while the broker is unreachable counts and reports its faults, keeps trying, errors with TransportUnreachableError only past maxUnreachableMs, and with a longer bound starts once the broker answers and consumes every record',
-    async () => {
-      const topic = await eventTopics.topicWith(2, RECORDS, 4);
-      const never = await LateProxy.reserve();
-      const late = await LateProxy.reserve();
-      const impatient = member(kind, never.address, topic, GIVE_UP_MS);
-      const patient = member(kind, late.address, topic, PATIENT_MS);
-      try {
-        await new Promise((resolve) => setTimeout(resolve, ANSWERS_AFTER_MS));
-        const faultsWhileUnreachable = patient.faults.length;
-        await late.open(BROKER);
-        // Until the impatient member has ended and the patient one has handled everything (or ended).
-        await within(
-          PATIENT_MS,
-          () =>
-            impatient.state.endedAfterMs !== null &&
-            (patient.handled.size === RECORDS || patient.state.endedAfterMs !== null),
-        );
-        expect(impatient.state.error).toBeInstanceOf(TransportUnreachableError);
-        expect(impatient.state.endedAfterMs).toBeGreaterThanOrEqual(GIVE_UP_MS);
-        // It kept trying: more than one failure, each told and counted, each a failed start.
-        expect(impatient.faults.length).toBeGreaterThan(1);
-        expect(impatient.counted()).toBe(impatient.faults.length);
-        expect(new Set(impatient.faults.map((f) => f.operation))).toEqual(new Set(['connection']));
-        expect(faultsWhileUnreachable).toBeGreaterThan(0);
-        expect(patient.state).toEqual({ endedAfterMs: null, error: undefined });
-        expect(patient.handled.size).toBe(RECORDS);
-      } finally {
-        await Promise.all([impatient, patient].map((m) => m.receiver.close()));
-        await Promise.all([impatient.output, patient.output]);
-        await Promise.all([never.close(), late.close()]);
-      }
-    },
-  );
+  it('a receiver started while the broker is unreachable counts and reports its faults, keeps trying, errors with TransportUnreachableError only past maxUnreachableMs, and with a longer bound starts once the broker answers and consumes every record', async () => {
+    const topic = await eventTopics.topicWith(2, RECORDS, 4);
+    const never = await LateProxy.reserve();
+    const late = await LateProxy.reserve();
+    const impatient = member(kind, never.address, topic, GIVE_UP_MS);
+    const patient = member(kind, late.address, topic, PATIENT_MS);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, ANSWERS_AFTER_MS));
+      const faultsWhileUnreachable = patient.faults.length;
+      await late.open(BROKER);
+      // Until the impatient member has ended and the patient one has handled everything (or ended).
+      await within(
+        PATIENT_MS,
+        () =>
+          impatient.state.endedAfterMs !== null &&
+          (patient.handled.size === RECORDS || patient.state.endedAfterMs !== null),
+      );
+      expect(impatient.state.error).toBeInstanceOf(TransportUnreachableError);
+      expect(impatient.state.endedAfterMs).toBeGreaterThanOrEqual(GIVE_UP_MS);
+      // It kept trying: more than one failure, each told and counted, each a failed start.
+      expect(impatient.faults.length).toBeGreaterThan(1);
+      expect(impatient.counted()).toBe(impatient.faults.length);
+      expect(new Set(impatient.faults.map((f) => f.operation))).toEqual(new Set(['connection']));
+      expect(faultsWhileUnreachable).toBeGreaterThan(0);
+      expect(patient.state).toEqual({ endedAfterMs: null, error: undefined });
+      expect(patient.handled.size).toBe(RECORDS);
+    } finally {
+      await Promise.all([impatient, patient].map((m) => m.receiver.close()));
+      await Promise.all([impatient.output, patient.output]);
+      await Promise.all([never.close(), late.close()]);
+    }
+  });
 
   it('a receiver closed while its start still waits for the broker leaves no connection behind once the broker answers', async () => {
     const topic = await eventTopics.topicWith(1, 1, 1);
@@ -118,7 +113,8 @@ describe.each(ADAPTERS)('Kafka on $name at start-up', (kind) => {
     }
   });
 
-  startFaultIt(
+  // On the consumer group protocol the broker takes an invalid topic name and assigns nothing; librdkafka reports nothing.
+  (kind.invalidTopicUnreported ? it.skip : it)(
     'a receiver whose start the broker refuses for another reason than an outage errors at once, telling no fault',
     async () => {
       const refused = member(kind, BROKER, 'an invalid topic name!', PATIENT_MS);

@@ -335,6 +335,12 @@ describe('thread lanes', () => {
     expect(() => threadHandler('relative/path.js', 'x')).toThrow(
       "expected `module` to be a URL or an absolute path, got 'relative/path.js' (string)",
     );
+    expect(() => threadHandler({ href: 'relative/path.js' }, 'x')).toThrow(
+      'expected `module` to be a URL or an absolute path',
+    );
+    expect(threadHandler({ href: 'file:///handlers/price.mjs' }, 'x').moduleUrl).toBe(
+      'file:///handlers/price.mjs',
+    );
     expect(() =>
       keyedDispatch<Msg, string, Ran>({
         executor: new KeyedExecutor({ lanes: 1 }),

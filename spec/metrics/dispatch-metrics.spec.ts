@@ -248,8 +248,10 @@ describe('DispatchMetrics', () => {
       .pipe(keyedDispatch({ stats: metrics, key: (m: Message) => m.key, handle: (m: Message) => [m] }))
       .subscribe();
     await Promise.resolve(); // the watches stop in a microtask queued when the dispatcher ended
+    // The dispatcher's own run may already count as long on a loaded machine: only later turns matter.
+    const before = metrics.read().longTurns.count;
     runBusy('b', () => 3);
-    expect(metrics.read().longTurns.count).toBe(0);
+    expect(metrics.read().longTurns.count).toBe(before);
   });
 
   it('emits a snapshot every period with rates and backlog over that period (virtual time)', () => {

@@ -48,9 +48,10 @@ describe('bundling keyedDispatch alone', () => {
   // in the running turn, then 31.6 KB with the choice of a receiver's default failure policy, then 32.48 KB
   // with the dead-lettered count of the stats and what a health check reads: how the output ended, the
   // transport's failure streak, failed attempts by message), then 32.94 KB with the last failure and last
-  // transport fault the dashboard shows and the window's messages for the oldest one's age); the core
-  // itself must shrink to reach the 15 KB aimed at.
-  it('stays within 33 KB minified', () => {
-    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(33 * 1024);
+  // transport fault the dashboard shows and the window's messages for the oldest one's age), then 33.1 KB
+  // with the per-message observer `traced` installs (parking, giving up); the core itself must shrink to
+  // reach the 15 KB aimed at.
+  it('stays within 33.2 KB minified', () => {
+    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(33.2 * 1024);
   });
 });

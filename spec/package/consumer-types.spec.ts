@@ -181,12 +181,29 @@ const MODES = [
   { mode: 'bundler', module: 'esnext', moduleResolution: 'bundler', type: 'module' },
 ];
 
+/**
+ * What a runtime that is neither Node nor a browser (Deno, Bun, a worker platform) declares itself for a
+ * project on the ECMAScript library alone: rxjs's own types name `setTimeout`, and the Kafka consumer's
+ * code above decodes bytes with `TextDecoder`. Nothing of ours may need more.
+ */
+const HOST_GLOBALS = `
+declare function setTimeout(handler: () => void, ms?: number): number;
+declare class TextEncoder {
+  encode(text?: string): Uint8Array;
+}
+declare class TextDecoder {
+  decode(bytes?: Uint8Array): string;
+}
+`;
+
 /** A consumer project: its files, its package type and compiler options, and what it installed besides rxjs. */
 interface Consumer {
   files: Record<string, string>;
   type: string;
   module: string;
   moduleResolution: string;
+  /** The `lib` option; TypeScript's default (the target's library with the DOM's) when absent. */
+  lib?: string[];
   types: string[];
   skipLibCheck: boolean;
   installed: string[];
@@ -210,6 +227,19 @@ const WITHOUT_NODE_CASES = COMPILERS.flatMap((compiler) =>
   ),
 );
 
+// ECMAScript's library alone, without the DOM's (no `URL`) nor Node's: every entry at once, its ESM
+// declarations with one compiler and its CommonJS ones with the other (each consumer costs CI seconds).
+const ES_ONLY_CASES = COMPILERS.map((compiler, i) => ({
+  ...compiler,
+  ...MODES[2 + i],
+  entries: 'every entry',
+  files: { 'main.ts': MAIN, 'subpaths.ts': SUBPATHS, 'kafka.ts': KAFKA, 'host-globals.d.ts': HOST_GLOBALS },
+  lib: ['es2024'],
+  types: [],
+  skipLibCheck: false,
+  installed: [],
+}));
+
 // Nodenext ESM: @platformatic/kafka is an ES module only. The clients' own declarations are theirs to
 // check (they need more than Node's types), so `skipLibCheck` is on.
 const CLIENT_CASES = COMPILERS.map((compiler) => ({
@@ -223,7 +253,10 @@ const CLIENT_CASES = COMPILERS.map((compiler) => ({
 
 /** Every consumer, each in a folder of its own. */
 const FOLDERS = new Map<object, string>(
-  [...WITHOUT_NODE_CASES, ...CLIENT_CASES].map((consumer, i) => [consumer, `consumer-${i}`]),
+  [...WITHOUT_NODE_CASES, ...ES_ONLY_CASES, ...CLIENT_CASES].map((consumer, i) => [
+    consumer,
+    `consumer-${i}`,
+  ]),
 );
 
 /** What tsc reported for one consumer (nothing when it compiles), and the files its program read. */
@@ -254,7 +287,7 @@ describe('the packed package, used from TypeScript', () => {
     if (built === undefined) {
       built = buildAll(
         tsc,
-        [...WITHOUT_NODE_CASES, ...CLIENT_CASES].filter((consumer) => consumer.tsc === tsc),
+        [...WITHOUT_NODE_CASES, ...ES_ONLY_CASES, ...CLIENT_CASES].filter((consumer) => consumer.tsc === tsc),
       );
       builds.set(tsc, built);
     }
@@ -276,6 +309,7 @@ describe('the packed package, used from TypeScript', () => {
             module: consumer.module,
             moduleResolution: consumer.moduleResolution,
             target: 'es2022',
+            lib: consumer.lib,
             strict: true,
             skipLibCheck: consumer.skipLibCheck,
             declaration: true,
@@ -348,6 +382,16 @@ describe('the packed package, used from TypeScript', () => {
       120_000,
     );
   });
+
+  it.each(ES_ONLY_CASES)(
+    '$entries type-checks on the ECMAScript library alone, without the DOM and Node types, with $compiler under $mode resolution',
+    async (consumer) => {
+      const { errors, read } = await compile(consumer);
+      expect(errors).toBe('');
+      expect(read.filter((file) => /[\\/]lib\.dom[.\w]*\.d\.ts$|[\\/]@types[\\/]/.test(file))).toEqual([]);
+    },
+    120_000,
+  );
 
   it.each(CLIENT_CASES)(
     "the Kafka subpath takes kafkajs's and @platformatic/kafka's own clients with $compiler",

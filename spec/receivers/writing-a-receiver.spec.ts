@@ -122,9 +122,11 @@ describe('the spool receiver of docs/writing-a-receiver.md', () => {
     expect(handled).toEqual(['0000-a.msg', '0001-a.msg']);
   });
 
-  it('is shown in the guide exactly as examples/spool-receiver.ts has it', () => {
+  it('is shown in the guide, its session class included, exactly as examples/spool-receiver.ts has it', () => {
     const guide = readFileSync(join(ROOT, 'docs', 'writing-a-receiver.md'), 'utf8');
     const example = readFileSync(join(ROOT, 'examples', 'spool-receiver.ts'), 'utf8');
-    expect(guide).toContain(example.replace("} from '../src';", "} from 'keyed-dispatch';"));
+    const shown = guide.split('```ts\n')[1].split('```')[0];
+    expect(shown).toContain('class SpoolSession extends PullSession<SpoolFile> {');
+    expect(example).toContain(shown);
   });
 });

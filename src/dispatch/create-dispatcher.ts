@@ -36,6 +36,7 @@ export function createDispatcher<T, K, R>(
           policy: policy && ((h) => handling.withPolicy(policy, h, core)),
           maxPerKey: options.maxPerKey,
           sizeOf: undefined,
+          observer: options.observer,
         }),
   );
 }

@@ -4,6 +4,7 @@ import type { LaneSet } from '../engine/lane-set';
 import { type FailurePolicy, isGaveUp, type PolicyHost } from '../failure-policy';
 import type { EndingRecord } from '../health/facts';
 import { callUser, THREW } from '../internal/call-user';
+import type { MessageObserver } from '../internal/message-observer';
 import { SegmentQueue } from '../internal/segment-queue';
 import { isPromiseLike } from '../internal/thenable';
 import { isKeyFailure, KeyFailure, noKey } from '../key-failure';
@@ -113,6 +114,8 @@ export class DispatchCore<T, K, R>
 
   /** The lane loop of this thread, which batches admissions (see `Lanes.loop`). */
   private readonly loop: LaneLoop;
+  /** Told about parking and (by the failure policy) giving up, when `traced` installed it. */
+  readonly observer: MessageObserver<T> | undefined;
 
   constructor(
     private readonly options: ResolvedDispatchOptions<T, K, R>,
@@ -124,6 +127,7 @@ export class DispatchCore<T, K, R>
   ) {
     this.loop = options.lanes.loop;
     this.keys = new KeyTable<T, K>(options.maxPerKey);
+    this.observer = options.observer;
     this.requestAt = Math.min(options.batch, options.maxParked);
     this.requestBelow = options.maxInFlight - this.requestAt;
   }
@@ -316,8 +320,12 @@ export class DispatchCore<T, K, R>
     }
   }
 
-  /** Tells the session a message parked, or entered the window from there; one that throws errors the output. */
+  /**
+   * Tells the session (and a tracing observer) a message parked, or left the parking area; a session
+   * that throws errors the output.
+   */
   private tell(hook: 'parked' | 'unparked', message: T): void {
+    this.observer?.[hook](message);
     try {
       this.session?.[hook]?.(message);
     } catch (err) {

@@ -1,6 +1,7 @@
 import type { LaneLoop } from '../engine/lane-loop';
 import type { LaneSet } from '../engine/lane-set';
 import type { Handle, PolicyWrap } from '../failure-policy';
+import type { MessageObserver } from '../internal/message-observer';
 import { sharedSlot } from '../internal/shared-slot';
 import type { HandlerTimer } from '../stats';
 import { describe } from '../validate';
@@ -55,6 +56,8 @@ export interface LaneWork<M, K, R> {
   readonly timer: HandlerTimer | null;
   /** How many messages an item counts for in a turn (a batch: its length); undefined: one each. */
   readonly sizeOf: ((item: M) => number) | undefined;
+  /** Told about single messages when `traced` installed it (thread lanes ask it for waits); else undefined. */
+  readonly observer?: MessageObserver<M>;
 }
 
 /**

@@ -1,3 +1,5 @@
+import { UNDATED, UnfinishedDates } from '../internal/unfinished-dates';
+
 /** The unfinished message that has gone longest without progress, and for how long. */
 export interface Stalest {
   readonly message: unknown;
@@ -6,11 +8,11 @@ export interface Stalest {
 
 /**
  * Remembers, from one health check to the next, since when each unfinished message of a dispatcher has
- * been seen: the dispatcher itself records nothing per message. A message counts from the first check
- * that saw it, or from its last failed attempt when later (a retry is progress).
+ * been seen (`UnfinishedDates`): the dispatcher itself records nothing per message. A message counts
+ * from the first check that saw it, or from its last failed attempt when later (a retry is progress).
  */
 export class StallWatch {
-  #firstSeen = new Map<unknown, number>();
+  readonly #dates = new UnfinishedDates();
 
   /** The stalest of `unfinished` now; null when nothing is unfinished. */
   stalest(
@@ -18,16 +20,12 @@ export class StallWatch {
     now: number,
     lastFailureOf: (message: unknown) => number | undefined,
   ): Stalest | null {
-    const seen = new Map<unknown, number>();
     let stalest: Stalest | null = null;
-    for (const message of unfinished) {
-      const first = this.#firstSeen.get(message) ?? now;
-      seen.set(message, first);
-      const forMs = now - Math.max(first, lastFailureOf(message) ?? first);
+    this.#dates.read(unfinished, now, (message, since) => {
+      const seen = since === UNDATED ? (this.#dates.firstReading ?? now) : since;
+      const forMs = now - Math.max(seen, lastFailureOf(message) ?? seen);
       if (stalest === null || forMs > stalest.forMs) stalest = { message, forMs };
-    }
-    // Only what is still unfinished is remembered: finished messages are forgotten here.
-    this.#firstSeen = seen;
+    });
     return stalest;
   }
 }

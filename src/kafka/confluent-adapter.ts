@@ -17,6 +17,7 @@ import {
   type RdTopicPartition,
 } from './confluent/client';
 import { CommitOutcomes } from './confluent/commit-outcomes';
+import { DeferredPauses } from './confluent/deferred-pauses';
 import { byPartition } from './confluent/records';
 import { partitionFetchBytes } from './fetch-size';
 
@@ -46,7 +47,7 @@ export interface ConfluentAdapterOptions {
    * other consumer property, e.g. `'group.protocol': 'consumer'` (Kafka 4+) for incremental rebalances.
    * The adapter sets `'enable.auto.commit'` (false), `'auto.offset.reset'` (from `fromBeginning`),
    * `'rebalance_cb'` and `'offset_commit_cb'` itself, and refuses them here. Unless set here,
-   * `'fetch.message.max.bytes'` and `'queued.min.messages'` follow the receiver's `prefetch`.
+   * `'fetch.message.max.bytes'` follows the receiver's `prefetch`.
    */
   config: Record<string, unknown>;
   /** Topics to subscribe to (a name starting with `^` is a regular expression, as librdkafka reads it). */
@@ -68,6 +69,12 @@ const CONSUME_WAIT_MS = 100;
 /** The pause before consuming again after a failed `consume`. */
 const RETRY_MS = 200;
 
+/**
+ * The longest the consume loop waits for room in full partitions (`KafkaConsumerListener.batch`) before
+ * consuming again: rebalances and commit answers are served inside `consume` calls.
+ */
+const ROOM_WAIT_MS = 1000;
+
 /** librdkafka errors that a broker outage causes. */
 const OUTAGE_CODES = new Set<unknown>([
   -195, // ERR__TRANSPORT
@@ -75,6 +82,13 @@ const OUTAGE_CODES = new Set<unknown>([
   -187, // ERR__ALL_BROKERS_DOWN
   RdKafkaCodes.TIMED_OUT,
 ]);
+
+/**
+ * How long a start waits for the broker's first metadata when `'socket.timeout.ms'` is not set (the
+ * client's own default for its `connect`). Without an answer the start fails as an outage and is tried again:
+ * librdkafka itself keeps reconnecting silently, reporting nothing.
+ */
+const CONNECT_WAIT_MS = 30_000;
 
 /** Whether `error` is one an outage causes, or one librdkafka calls retriable. */
 function causedByOutage(error: unknown): boolean {
@@ -93,8 +107,8 @@ const idOf = (p: TopicPartition) => `${p.topic}:${p.partition}`;
  * a revoke is let go only once the receiver has (running messages finished or `revokeTimeoutMs`
  * passed, positions committed), on the classic protocol too. librdkafka pauses every assigned partition
  * while a rebalance callback waits, so the partitions a member keeps wait for that revoke too. Fetching
- * is librdkafka's, read by a loop of `consume(prefetch)` calls; a full partition is paused alone
- * (librdkafka pauses per partition, and fetches it again from the last record handed over).
+ * is librdkafka's, read by a loop of `consume(prefetch)` calls that waits while every partition is
+ * full; a partition that goes on coming while full is paused in librdkafka alone (`DeferredPauses`).
  * Commits are explicit, with their metadata; each resolves once the broker answered (`offset_commit_cb`),
  * and a refusal rejects it. Commit metadata is read back through an admin client over the consumer's
  * connection: the consumer's own `committed` cuts the last character of metadata other clients wrote.
@@ -141,11 +155,11 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
   let closed = false;
   /** The consume loop, while it runs. */
   let consuming: Promise<void> | null = null;
+  let pauses: DeferredPauses | null = null;
 
-  const create = (prefetch: number): RdKafkaConsumer =>
+  const create = (fetchBytes: number): RdKafkaConsumer =>
     new client.KafkaConsumer({
-      'fetch.message.max.bytes': partitionFetchBytes(prefetch),
-      'queued.min.messages': prefetch,
+      'fetch.message.max.bytes': fetchBytes,
       ...config,
       'enable.auto.commit': false,
       'auto.offset.reset': fromBeginning ? 'earliest' : 'latest',
@@ -200,8 +214,12 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
     else void revoked.then(letGo);
   }
 
-  /** Consumes until closed, handing each call's messages over by partition. */
-  async function consumeLoop(member: RdKafkaConsumer, to: KafkaConsumerListener): Promise<void> {
+  /**
+   * Consumes until closed, handing each call's messages over by partition. Once every partition that
+   * brought records is full, it waits for room (as the floor's loop does), at most `ROOM_WAIT_MS`:
+   * librdkafka goes on prefetching meanwhile, and nothing is paused in it.
+   */
+  async function consumeLoop(member: RdKafkaConsumer, to: KafkaConsumerListener, held: DeferredPauses) {
     while (!closed) {
       let messages: RdMessage[];
       try {
@@ -216,28 +234,40 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
       }
       if (closed || messages.length === 0) continue;
       to.transportRecovered();
-      // A full partition's wait for room is not awaited: librdkafka fetches in its own threads and pauses
-      // that partition alone, so consuming on serves the others (and the commit answers) at once, where
-      // waiting would leave partitions not yet handed over unfetched behind it.
-      for (const { topic, partition, records, last } of byPartition(messages, (topic, partition) =>
+      const rooms: Promise<void>[] = [];
+      for (const { topic, partition, records, last, bytes } of byPartition(messages, (topic, partition) =>
         assigned.has(`${topic}:${partition}`),
       ).values()) {
-        to.batch(topic, partition, records, behind(member, topic, partition, last));
+        // Counted before the batch: only records of a partition paused already bring it nearer librdkafka's pause.
+        held.brought(topic, partition, bytes);
+        const high = highWatermark(member, topic, partition);
+        const room = to.batch(
+          topic,
+          partition,
+          records,
+          high > last + 1,
+          high < 0 ? undefined : String(high),
+        );
+        if (room !== undefined) rooms.push(room);
       }
+      if (rooms.length > 0) await roomOrTimeout(Promise.all(rooms));
     }
   }
 
   return {
     async start(to: KafkaConsumerListener) {
       listener = to;
-      const member = create(to.prefetch);
+      const fetchBytes = Number(config['fetch.message.max.bytes'] ?? partitionFetchBytes(to.prefetch));
+      const member = create(fetchBytes);
       consumer = member;
       member.on('event.error', (error) => {
         if (!closed) to.transportFailed('connection', error);
       });
       try {
         await new Promise<void>((resolve, reject) =>
-          member.connect({}, (error) => (error ? reject(error) : resolve())),
+          member.connect({ timeout: Number(config['socket.timeout.ms'] ?? CONNECT_WAIT_MS) }, (error) =>
+            error ? reject(error) : resolve(),
+          ),
         );
       } catch (error) {
         consumer = null;
@@ -248,14 +278,18 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
       member.setDefaultIsTimeoutOnlyForFirstMessage(true);
       if (closed) return disconnect(member);
       member.subscribe(topics);
-      consuming = consumeLoop(member, to);
+      pauses = new DeferredPauses(fetchBytes, {
+        pause: (p) => call((m) => m.pause([p])),
+        resume: (p) => call((m) => m.resume([p])),
+      });
+      consuming = consumeLoop(member, to, pauses);
     },
     isOutage: causedByOutage,
     pause(partitions) {
-      call((member) => member.pause(partitions.map(toPartition)));
+      pauses?.pause(partitions);
     },
     resume(partitions) {
-      call((member) => member.resume(partitions.map(toPartition)));
+      pauses?.resume(partitions);
     },
     commit(offsets: readonly TopicPartitionOffset[]) {
       const member = consumer;
@@ -314,12 +348,20 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
   }
 }
 
-/** Whether the partition holds records past `last` (its high watermark as the last fetch told it). */
-function behind(member: RdKafkaConsumer, topic: string, partition: number, last: number): boolean {
+/** Resolves once `room` does, or after `ROOM_WAIT_MS`. */
+function roomOrTimeout(room: Promise<unknown>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([room, new Promise((resolve) => (timer = setTimeout(resolve, ROOM_WAIT_MS)))]).then(
+    () => clearTimeout(timer),
+  );
+}
+
+/** The partition's high watermark as the last fetch response told it; -1 when it is not known. */
+function highWatermark(member: RdKafkaConsumer, topic: string, partition: number): number {
   try {
-    return member.getWatermarkOffsets(topic, partition).highOffset > last + 1;
+    return member.getWatermarkOffsets(topic, partition).highOffset;
   } catch {
-    return false;
+    return -1;
   }
 }
 

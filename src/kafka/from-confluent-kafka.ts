@@ -11,8 +11,8 @@ export interface FromConfluentKafkaOptions extends KafkaReceiverOptions {
    * librdkafka configuration of the consumer: `'bootstrap.servers'`, `'group.id'` (required), and any
    * other consumer property (`'group.protocol': 'consumer'` on Kafka 4+ for incremental rebalances).
    * The receiver sets `'enable.auto.commit'`, `'auto.offset.reset'`, `'rebalance_cb'` and
-   * `'offset_commit_cb'` itself (refused here); `'fetch.message.max.bytes'` and
-   * `'queued.min.messages'` follow `prefetch` unless set here.
+   * `'offset_commit_cb'` itself (refused here); `'fetch.message.max.bytes'` follows `prefetch` unless
+   * set here.
    */
   config: Record<string, unknown>;
   /** Topics to subscribe to. */

@@ -5,9 +5,10 @@ import { type PlatformaticConsumer, platformaticAdapter } from './platformatic-a
 /** Options of `fromPlatformaticKafka`: the consumer, its subscription and the receiver's tuning. */
 export interface FromPlatformaticKafkaOptions extends KafkaReceiverOptions {
   /**
-   * A @platformatic/kafka 2.x `Consumer`, created and not yet consuming; the receiver joins its group,
-   * fetches, commits and closes it. `groupProtocol: 'consumer'` (Kafka 4+) is recommended. A consumer
-   * that lacks what the adapter uses is refused here (see `platformaticAdapter`).
+   * A @platformatic/kafka 2.12 `Consumer` (peer range `~2.12.1`: the adapter uses two of its internal
+   * hooks), created and not yet consuming; the receiver joins its group, fetches, commits and closes it.
+   * `groupProtocol: 'consumer'` (Kafka 4+) is recommended. A consumer that lacks what the adapter uses
+   * is refused here (see `platformaticAdapter`).
    */
   consumer: PlatformaticConsumer;
   /** Topics to subscribe to. */

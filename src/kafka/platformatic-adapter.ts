@@ -18,7 +18,7 @@ import { clientHooks } from './platformatic/hooks';
 import type { Membership, MembershipEvents } from './platformatic/membership';
 
 /**
- * A @platformatic/kafka 2.x `Consumer`, created and not yet consuming (typed by the few members the
+ * A @platformatic/kafka 2.12 `Consumer` (peer range `~2.12.1`), created and not yet consuming (typed by the few members the
  * adapter names, so the client stays an optional peer). Create it with `groupProtocol: 'consumer'`
  * (KIP-848, Kafka 4+) for incremental rebalances whose revokes wait for running messages.
  */

@@ -1,5 +1,6 @@
 import {
   type Attributes,
+  type Context,
   context,
   propagation,
   ROOT_CONTEXT,
@@ -12,9 +13,12 @@ import {
 } from '@opentelemetry/api';
 import { from, Observable, type ObservableInput } from 'rxjs';
 import type { HandlerContext } from '../engine/mailbox';
+import { type MessageObserver, observeMessages } from '../internal/message-observer';
+import { messageWaits } from '../internal/message-wait';
 import type { KeyedDispatchOptions } from '../options';
 import { describe, optionsObject } from '../validate';
 import type { OpenTelemetryAttributes, OpenTelemetryTracer } from './meter';
+import { RecordingCheck } from './recording-check';
 
 /** A message's place in its transport, as the messaging conventions name it. */
 export interface TracedMessage {
@@ -45,35 +49,35 @@ const headerGetter: TextMapGetter<(name: string) => string | undefined> = {
 
 /**
  * `keyedDispatch` options whose handler runs in a `process` span (kind CONSUMER) per message attempt
- * (see `tracedHandler`), with `keyed_dispatch.mailbox_wait_ms`: from the key selector, when the message
- * was taken in, to the handler's start (time parked and waiting in its key's mailbox). Without `traced`
- * nothing of this runs: tracing off costs nothing. For a function handler (event-loop lanes); on thread
- * lanes wrap the handler in its module with `tracedHandler` instead (a thread handler here throws a
- * `TypeError`).
+ * (see `tracedHandler`). The first attempt's span has `keyed_dispatch.mailbox_wait_ms`, from when the
+ * message was taken in (or left the parking area) to the handler's start, and `keyed_dispatch.parked_ms`
+ * when its key held its share of the window. A message the failure policy gives up on gets a short span
+ * `dead_letter <destination>` (the dead letter runs in it, so what it sends continues the trace) or
+ * `fail <destination>`. Without `traced` nothing of this runs: tracing off costs nothing; with no SDK
+ * registered, next to nothing. On thread lanes wrap the options too, and the handler in its module with
+ * `tracedHandler`: the waits travel to the thread, the dead letter's span is made here.
  */
 export function traced<T, K, R>(
   options: KeyedDispatchOptions<T, K, R>,
   tracing: TracingOptions<T>,
 ): KeyedDispatchOptions<T, K, R> {
   const { handle, key } = options;
-  // A thread handler is a descriptor object, not a function: this refuses it too.
-  if (typeof handle !== 'function') {
-    throw new TypeError(
-      `traced: expected \`handle\` to be a function handler (wrap a thread handler in its module with tracedHandler), got ${describe(handle)}`,
-    );
-  }
-  const takenIn = new WeakMap<object, number>();
-  return {
+  const spans = new MessageSpans('traced', tracing);
+  const wrapped: KeyedDispatchOptions<T, K, R> = {
     ...options,
-    key: (message) => {
-      if (typeof message === 'object' && message !== null) takenIn.set(message, performance.now());
-      return key(message);
-    },
-    handle: spanPerAttempt('traced', handle, tracing, (message) => {
-      const since = takenIn.get(message as object);
-      return since === undefined ? {} : { 'keyed_dispatch.mailbox_wait_ms': performance.now() - since };
-    }),
+    // Anything else is left for keyedDispatch to refuse, naming it.
+    key:
+      typeof key === 'function'
+        ? (message) => {
+            spans.takenIn(message);
+            return key(message);
+          }
+        : key,
+    // A thread handler runs in its threads: `tracedHandler` wraps it there.
+    handle: typeof handle === 'function' ? spans.handler(handle) : handle,
   };
+  observeMessages(wrapped, spans.observer());
+  return wrapped;
 }
 
 /**
@@ -84,96 +88,259 @@ export function traced<T, K, R>(
  * headers, so the consumer's work joins the producer's trace; the handler runs in the span's context,
  * so what it instruments nests under it. A failed attempt ends its span with status ERROR and the
  * exception; a retry is a new span with the next attempt. Use it in a thread handler's module (with an
- * SDK set up in that module: each worker thread has its own); on event-loop lanes `traced` wraps it.
+ * SDK set up in that module: each worker thread has its own), with the dispatcher's options wrapped in
+ * `traced`, which sends each message's wait along; on event-loop lanes `traced` wraps it.
  */
 export function tracedHandler<T, K, R>(
   handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
   tracing: TracingOptions<T>,
 ): (message: T, context: HandlerContext<K>) => ObservableInput<R> {
-  return spanPerAttempt('tracedHandler', handle, tracing, () => ({}));
+  return new MessageSpans('tracedHandler', tracing).handler(handle);
 }
 
-/** `handle` in a span per attempt, with `more` attributes of the message; `owner` names the caller in errors. */
-function spanPerAttempt<T, K, R>(
-  owner: string,
-  handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
-  tracing: TracingOptions<T>,
-  more: (message: T) => Attributes,
-): (message: T, context: HandlerContext<K>) => ObservableInput<R> {
-  optionsObject(owner, tracing, ['system', 'describe', 'consumerGroup', 'tracer'] satisfies Array<
-    keyof TracingOptions<T>
-  >);
-  if (typeof handle !== 'function') {
-    throw new TypeError(`${owner}: expected \`handle\` to be a function, got ${describe(handle)}`);
+/** What tracing keeps of a message while it is unfinished, on the thread that traces it. */
+interface MessageTrace {
+  /** Attempts started so far: the policy retries with the same message object. */
+  attempts: number;
+  /** The latest attempt's span, the parent of a dead letter's. */
+  span: Span | undefined;
+  /** When it started waiting for its handler (`performance.now()`): taken in, or out of parking. */
+  waitingSince: number | undefined;
+  /** When it parked, while it is parked. */
+  parkedAt: number | undefined;
+  /** How long it was parked, once it left the parking area. */
+  parkedMs: number | undefined;
+}
+
+/** The spans of one `traced` or `tracedHandler`; `owner` names it in errors. */
+class MessageSpans<T> {
+  private readonly tracer: Tracer;
+  private readonly recording: RecordingCheck;
+  private readonly base: Attributes;
+  /** By message object (a primitive message is traced without waits or attempt count). */
+  private readonly traces = new WeakMap<object, MessageTrace>();
+
+  constructor(
+    private readonly owner: string,
+    private readonly tracing: TracingOptions<T>,
+  ) {
+    optionsObject(owner, tracing, ['system', 'describe', 'consumerGroup', 'tracer'] satisfies Array<
+      keyof TracingOptions<T>
+    >);
+    if (typeof tracing.describe !== 'function') {
+      throw new TypeError(
+        `${owner}: expected \`describe\` to be a function, got ${describe(tracing.describe)}`,
+      );
+    }
+    this.tracer = (tracing.tracer as Tracer | undefined) ?? trace.getTracer('keyed-dispatch');
+    this.recording = new RecordingCheck(this.tracer);
+    this.base = {
+      'messaging.system': tracing.system,
+      ...(tracing.consumerGroup !== undefined && { 'messaging.consumer.group.name': tracing.consumerGroup }),
+    };
   }
-  if (typeof tracing.describe !== 'function') {
-    throw new TypeError(
-      `${owner}: expected \`describe\` to be a function, got ${describe(tracing.describe)}`,
-    );
+
+  /** The key selector took `message` in: its wait starts. */
+  takenIn(message: T): void {
+    if (!this.recording.now() || typeof message !== 'object' || message === null) return;
+    this.traces.set(message, {
+      attempts: 0,
+      span: undefined,
+      waitingSince: performance.now(),
+      parkedAt: undefined,
+      parkedMs: undefined,
+    });
   }
-  const tracer = (tracing.tracer as Tracer | undefined) ?? trace.getTracer('keyed-dispatch');
-  const base: Attributes = {
-    'messaging.system': tracing.system,
-    'messaging.operation.type': 'process',
-    ...(tracing.consumerGroup !== undefined && { 'messaging.consumer.group.name': tracing.consumerGroup }),
-  };
-  // Attempts so far per message: the policy retries with the same message object.
-  const attempts = new WeakMap<object, number>();
-  return (message, handlerContext) => {
-    const place = tracing.describe(message);
-    const parent =
-      place.headers === undefined
-        ? context.active()
-        : propagation.extract(ROOT_CONTEXT, place.headers, headerGetter);
-    // Also a link, as the conventions recommend, for backends that show the producer's trace apart.
-    const creation = place.headers === undefined ? undefined : trace.getSpanContext(parent);
-    const boxed = message as object;
-    const attempt = (attempts.get(boxed) ?? 0) + 1;
-    attempts.set(boxed, attempt);
-    const span = tracer.startSpan(
-      `process ${place.destination}`,
-      { kind: SpanKind.CONSUMER, links: creation === undefined ? [] : [{ context: creation }] },
+
+  /** `handle` in a span per attempt. */
+  handler<K, R>(
+    handle: (message: T, context: HandlerContext<K>) => ObservableInput<R>,
+  ): (message: T, context: HandlerContext<K>) => ObservableInput<R> {
+    if (typeof handle !== 'function') {
+      throw new TypeError(`${this.owner}: expected \`handle\` to be a function, got ${describe(handle)}`);
+    }
+    return (message, handlerContext) => {
+      if (!this.recording.now()) return handle(message, handlerContext);
+      const place = this.tracing.describe(message);
+      const parent = parentOf(place);
+      // Also a link, as the conventions recommend, for backends that show the producer's trace apart.
+      const creation = place.headers === undefined ? undefined : trace.getSpanContext(parent);
+      const span = this.tracer.startSpan(
+        `process ${place.destination}`,
+        { kind: SpanKind.CONSUMER, links: creation === undefined ? [] : [{ context: creation }] },
+        parent,
+      );
+      const active = trace.setSpan(parent, span);
+      // Not recorded (sampled out): the handler as it is, only in the context.
+      if (!span.isRecording()) return context.with(active, () => handle(message, handlerContext));
+      const record = this.traceOf(message);
+      if (record !== undefined) leftParking(record);
+      const attempt = record === undefined ? 1 : ++record.attempts;
+      if (record !== undefined) record.span = span;
+      span.setAttributes({
+        ...this.attributes(place, handlerContext.key, 'process'),
+        ...(attempt === 1 && waitAttributes(message, record)),
+        'keyed_dispatch.attempt': attempt,
+        'keyed_dispatch.lane': handlerContext.laneIndex,
+      });
+      return inSpan(span, active, () => handle(message, handlerContext));
+    };
+  }
+
+  /** What the dispatcher tells `traced` about its messages beyond their handler's runs. */
+  observer(): MessageObserver<T> {
+    return {
+      parked: (message) => {
+        const record = this.traceOf(message);
+        if (record !== undefined) record.parkedAt = performance.now();
+      },
+      unparked: (message) => {
+        const record = this.traceOf(message);
+        if (record !== undefined) leftParking(record);
+      },
+      waited: (message) => {
+        const record = this.traceOf(message);
+        if (record === undefined) return undefined;
+        // Posted as it enters the window, before the dispatcher says it left the parking area.
+        leftParking(record);
+        if (record.waitingSince === undefined) return undefined;
+        return { since: performance.timeOrigin + record.waitingSince, parkedMs: record.parkedMs ?? -1 };
+      },
+      failed: (message, key, error, attempts) => {
+        const span = this.settleSpan(message, key, attempts, 'fail');
+        if (span !== undefined) endFailed(span, error);
+      },
+      deadLetter: (message, key, _error, attempts, call) => {
+        const span = this.settleSpan(message, key, attempts, 'dead_letter');
+        if (span === undefined) return call();
+        const active = trace.setSpan(context.active(), span);
+        const output = context.with(active, call);
+        // Nothing to wait for (or the dead letter threw, which errors the output): it is over.
+        if (output === null || (typeof output !== 'object' && typeof output !== 'function')) {
+          span.end();
+          return output;
+        }
+        return inSpan(span, active, () => output as ObservableInput<unknown>);
+      },
+    };
+  }
+
+  /**
+   * The span of the policy giving up on `message` (`messaging.operation.type` settle), under its last
+   * attempt's span where this thread traced the attempts, else under the producer's context. None
+   * without an SDK, nor for a message `describe` throws for (one whose key selector failed may be
+   * malformed): tracing never stands in the way of its dead letter.
+   */
+  private settleSpan(
+    message: T,
+    key: unknown,
+    attempts: number,
+    operation: 'dead_letter' | 'fail',
+  ): Span | undefined {
+    if (!this.recording.now()) return undefined;
+    let place: TracedMessage;
+    try {
+      place = this.tracing.describe(message);
+    } catch {
+      return undefined;
+    }
+    const last = this.traceOf(message)?.span;
+    const parent = last === undefined ? parentOf(place) : trace.setSpan(ROOT_CONTEXT, last);
+    const span = this.tracer.startSpan(
+      `${operation} ${place.destination}`,
+      { kind: SpanKind.INTERNAL },
       parent,
     );
-    const inSpan = trace.setSpan(parent, span);
-    // Not recorded (no SDK, or sampled out): the handler as it is, only in the context.
-    if (!span.isRecording()) return context.with(inSpan, () => handle(message, handlerContext));
     span.setAttributes({
-      ...base,
+      ...this.attributes(place, key, 'settle'),
+      'messaging.operation.name': operation,
+      'keyed_dispatch.outcome': operation === 'fail' ? 'failed' : 'dead_lettered',
+      'keyed_dispatch.attempts': attempts,
+    });
+    return span;
+  }
+
+  private attributes(place: TracedMessage, key: unknown, operation: 'process' | 'settle'): Attributes {
+    return {
+      ...this.base,
+      'messaging.operation.type': operation,
       ...place.attributes,
-      ...more(message),
       'messaging.destination.name': place.destination,
-      'messaging.message.key': String(handlerContext.key),
-      'keyed_dispatch.attempt': attempt,
-      'keyed_dispatch.lane': handlerContext.laneIndex,
-    });
-    return new Observable<R>((subscriber) => {
-      const failed = (error: unknown) => {
-        endFailed(span, error);
-        subscriber.error(error);
-      };
-      let result: ObservableInput<R>;
-      try {
-        result = context.with(inSpan, () => handle(message, handlerContext));
-      } catch (error) {
-        failed(error);
-        return;
-      }
-      const inner = from(result).subscribe({
-        next: (value) => context.with(inSpan, () => subscriber.next(value)),
-        error: failed,
-        complete: () => {
-          span.end();
-          subscriber.complete();
-        },
-      });
-      // Torn down before it finished (the dispatcher stopped): the span still ends.
-      return () => {
-        inner.unsubscribe();
-        if (span.isRecording()) span.end();
-      };
-    });
+      ...(key !== undefined && { 'messaging.message.key': String(key) }),
+    };
+  }
+
+  private traceOf(message: T): MessageTrace | undefined {
+    return typeof message === 'object' && message !== null ? this.traces.get(message) : undefined;
+  }
+}
+
+/** The message left the parking area (if it was there): its wait for its handler starts now. */
+function leftParking(record: MessageTrace): void {
+  if (record.parkedAt === undefined) return;
+  const now = performance.now();
+  record.parkedMs = (record.parkedMs ?? 0) + (now - record.parkedAt);
+  record.parkedAt = undefined;
+  record.waitingSince = now;
+}
+
+/** The context a message's spans start under: the producer's, from its headers, else the ambient one. */
+function parentOf(place: TracedMessage): Context {
+  return place.headers === undefined
+    ? context.active()
+    : propagation.extract(ROOT_CONTEXT, place.headers, headerGetter);
+}
+
+/**
+ * How long the message waited before its first attempt: taken in on this thread (`traced`), or posted
+ * to a thread with the wait the main thread measured (`MessageWait`), whose clocks share a time origin.
+ */
+function waitAttributes(message: unknown, record: MessageTrace | undefined): Attributes {
+  const now = performance.now();
+  if (record?.waitingSince !== undefined) {
+    return {
+      'keyed_dispatch.mailbox_wait_ms': now - record.waitingSince,
+      ...(record.parkedMs !== undefined && { 'keyed_dispatch.parked_ms': record.parkedMs }),
+    };
+  }
+  const wait = messageWaits.of(message);
+  if (wait === undefined) return {};
+  return {
+    'keyed_dispatch.mailbox_wait_ms': performance.timeOrigin + now - wait.since,
+    ...(wait.parkedMs >= 0 && { 'keyed_dispatch.parked_ms': wait.parkedMs }),
   };
+}
+
+/**
+ * Subscribes to what `run` returns inside `span`'s context, its values emitted there too; the span ends
+ * with it (status ERROR and the exception on an error), or when it is torn down (the dispatcher stopped).
+ */
+function inSpan<R>(span: Span, active: Context, run: () => ObservableInput<R>): Observable<R> {
+  return new Observable<R>((subscriber) => {
+    const failed = (error: unknown) => {
+      endFailed(span, error);
+      subscriber.error(error);
+    };
+    let result: ObservableInput<R>;
+    try {
+      result = context.with(active, run);
+    } catch (error) {
+      failed(error);
+      return;
+    }
+    const inner = from(result).subscribe({
+      next: (value) => context.with(active, () => subscriber.next(value)),
+      error: failed,
+      complete: () => {
+        span.end();
+        subscriber.complete();
+      },
+    });
+    return () => {
+      inner.unsubscribe();
+      if (span.isRecording()) span.end();
+    };
+  });
 }
 
 function endFailed(span: Span, error: unknown): void {

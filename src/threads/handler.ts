@@ -6,6 +6,9 @@ import type { TransferItem } from './protocol';
 import { ThreadExecutor } from './thread-executor';
 import { attachSharedExecutor, type ThreadHandler, type ThreadHandlerFunction } from './thread-handler';
 
+/** How an absolute URL starts: its scheme (`file:`, `data:`, …). */
+const URL_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+
 /** Options of `threadHandler`. */
 export interface ThreadHandlerOptions<T> {
   /**
@@ -19,9 +22,10 @@ export interface ThreadHandlerOptions<T> {
 
 /**
  * Names a handler module for thread lanes: `threadHandler(new URL('./price.js', import.meta.url), 'price')`
- * or an absolute path. The module must be loadable by plain Node in a worker thread: JavaScript, or on
- * Node 22.18 and later a TypeScript file Node runs as it is (erasable syntax only: `import type`, no
- * enums or parameter properties).
+ * or an absolute path (`module` is typed by shape, any object with a URL's `href`, so that these types need
+ * neither the DOM's nor Node's `URL`). The module must be loadable by plain Node in a worker thread:
+ * JavaScript, or on Node 22.18 and later a TypeScript file Node runs as it is (erasable syntax only:
+ * `import type`, no enums or parameter properties).
  *
  * Typed from the export itself, the message and value types follow the module, and an export that does
  * not return an `ObservableInput` fails to compile:
@@ -29,24 +33,25 @@ export interface ThreadHandlerOptions<T> {
  * With `<T, R>` instead, `R` is taken on trust (the module is not checked against it).
  */
 export function threadHandler<T, R>(
-  module: URL | string,
+  module: { readonly href: string } | string,
   exportName?: string,
   options?: ThreadHandlerOptions<T>,
 ): ThreadHandler<T, R>;
 export function threadHandler<F extends ThreadHandlerFunction>(
-  module: URL | string,
+  module: { readonly href: string } | string,
   exportName?: string,
   options?: ThreadHandlerOptions<Parameters<F>[0]>,
 ): ThreadHandler<Parameters<F>[0], ObservedValueOf<ReturnType<F>>>;
 export function threadHandler<T, R>(
-  module: URL | string,
+  module: { readonly href: string } | string,
   exportName = 'default',
   options: ThreadHandlerOptions<T> = {},
 ): ThreadHandler<T, R> {
+  // Any object with an `href` stands for a URL (the parameter is typed by shape); its href must be absolute.
+  const href = typeof module === 'object' && module !== null ? module.href : module;
   let moduleUrl: string;
-  if (module instanceof URL) moduleUrl = module.href;
-  else if (typeof module === 'string' && isAbsolute(module)) moduleUrl = pathToFileURL(module).href;
-  else if (typeof module === 'string' && /^[a-z][a-z0-9+.-]*:/i.test(module)) moduleUrl = module;
+  if (typeof module === 'string' && isAbsolute(module)) moduleUrl = pathToFileURL(module).href;
+  else if (typeof href === 'string' && URL_SCHEME.test(href)) moduleUrl = href;
   else {
     throw new TypeError(
       `threadHandler: expected \`module\` to be a URL or an absolute path, got ${describe(module)}; ` +

@@ -1,6 +1,7 @@
 import { type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
 import { type ExecutorClient, terminateAll } from '../engine/lane-set';
 import { ExecutorClosedError } from '../errors';
+import type { MessageWait } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
 import { BlockWatch } from './block-watch';
 import { ThreadBlockedError, ThreadCrashLoopError, ThreadExitedError } from './errors';
@@ -31,6 +32,7 @@ import {
   writeRelease,
   writeRetry,
   writeStop,
+  writeWaited,
 } from './wire';
 import { threadWorkerEntry } from './worker-entry';
 
@@ -94,6 +96,8 @@ export interface ThreadClient extends ExecutorClient {
   readonly tickets: TicketBoard;
   /** A run that fails is held in its thread until `release` (a failure policy decides what follows). */
   readonly holdsFailures: boolean;
+  /** A message's wait before posting, for its thread's tracing; undefined when the dispatcher is not traced. */
+  readonly waitOf: ((message: unknown) => MessageWait | undefined) | undefined;
   emit(value: unknown): void;
   /** The message's handler completed in its thread. */
   done(posted: PostedMessage): void;
@@ -334,7 +338,10 @@ export class ThreadLanes {
     const slot = this.openedSlot(client, placement.slot);
     posted.sentAt = Date.now();
     if (posted.suspicion !== null) posted.suspicion.outlivedGrace = false;
-    if (hold === null) issueTicket(client.tickets.pages, posted.ticket, posted.id);
+    if (hold === null) {
+      issueTicket(client.tickets.pages, posted.ticket, posted.id);
+      if (client.waitOf !== undefined) this.tellWait(slot, client.channel, posted);
+    }
     if (hold === null && posted.transfers !== undefined) {
       // Its data stays here until its thread claims it (see protocol.ts): a thread that dies before
       // that leaves it whole for the replacement.
@@ -351,6 +358,12 @@ export class ThreadLanes {
     slot.pushRun(client.channel, placement.mailboxId, posted.id, ticket, posted.key, posted.message);
     if (hold !== null && hold.retrying !== null)
       slot.write(writeRetry, client.channel, posted.id, hold.retrying);
+  }
+
+  /** WAITED ahead of a traced dispatcher's message: its thread puts the wait on the handler's span. */
+  private tellWait(slot: ThreadSlot, channel: number, posted: PostedMessage): void {
+    const wait = (posted.client.waitOf as (message: unknown) => MessageWait | undefined)(posted.message);
+    if (wait !== undefined) slot.write(writeWaited, channel, posted.id, wait.since, wait.parkedMs);
   }
 
   /** `slot`, with a thread running that knows `client`'s channel. */

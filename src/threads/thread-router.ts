@@ -1,6 +1,7 @@
 import type { KeyRecord } from '../dispatch/key-table';
 import type { LaneWork } from '../dispatch/lanes';
 import type { Routed, Router } from '../dispatch/router';
+import type { MessageWait } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
 import { wrongAnswer } from '../internal/wrong-answer';
 import { isKeyFailure } from '../key-failure';
@@ -33,6 +34,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
 
   readonly handler: ThreadHandler<unknown, unknown>;
   readonly throughput: number;
+  readonly waitOf: ((message: unknown) => MessageWait | undefined) | undefined;
 
   constructor(
     private readonly dispatcher: Routed<T, K, R>,
@@ -42,6 +44,8 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     // The threads run `work.threadHandler` (the options matched it to these lanes), never `work.handle`.
     this.handler = work.threadHandler as ThreadHandler<unknown, unknown>;
     this.throughput = work.throughput;
+    const observer = work.observer;
+    this.waitOf = observer && ((message) => observer.waited(message as T));
     const policy = work.policy;
     this.tickets = new TicketBoard((page) => this.threads.sharePage(this, page));
     this.retries = policy === undefined ? null : new ThreadRetries(policy, this);

@@ -14,6 +14,9 @@
  *   DATA    channel, message id, message               an announced message's data, its list transferred
  *   NO_DATA channel, message id                        an announced message's data cannot come (the
  *                                                      main thread failed it): its run ends unreported
+ *   WAITED  channel, message id, since, parked ms      how long the next RUN or ANNOUNCE of the message
+ *                                                      waited before posting, for tracing (`MessageWait`);
+ *                                                      written for traced dispatchers only
  *   RETRY   channel, message id, item                  run a held message again
  *   RELEASE channel, message id                        a held message is done: its key goes on
  *   CLOSE   channel                                    the dispatcher ended: cancel and forget it
@@ -42,6 +45,7 @@ enum ToThread {
   Announce,
   Data,
   NoData,
+  Waited,
 }
 
 enum ToMain {
@@ -83,6 +87,8 @@ export interface ChannelSide {
   data(messageId: number, message: unknown): void;
   /** NO_DATA: an announced message's data cannot come. */
   noData(messageId: number): void;
+  /** WAITED: the wait of a message whose RUN or ANNOUNCE follows. */
+  waited(messageId: number, since: number, parkedMs: number): void;
   /** PAGE: one more ticket page. */
   page(page: Int32Array): void;
   /** RETRY: a held message runs again, itself or item `item` of it. */
@@ -152,6 +158,16 @@ export function writeNoData(batch: unknown[], channel: number, messageId: number
   batch.push(ToThread.NoData, channel, messageId);
 }
 
+export function writeWaited(
+  batch: unknown[],
+  channel: number,
+  messageId: number,
+  since: number,
+  parkedMs: number,
+): void {
+  batch.push(ToThread.Waited, channel, messageId, since, parkedMs);
+}
+
 export function writeRetry(batch: unknown[], channel: number, messageId: number, item: number): void {
   batch.push(ToThread.Retry, channel, messageId, item);
 }
@@ -211,6 +227,10 @@ export function readToThread(batch: readonly unknown[], side: ThreadSide): void 
       side.channel(batch[i + 1] as number)?.data(batch[i + 2] as number, batch[i + 3]);
     } else if (op === ToThread.NoData) {
       side.channel(batch[i + 1] as number)?.noData(batch[i + 2] as number);
+    } else if (op === ToThread.Waited) {
+      side
+        .channel(batch[i + 1] as number)
+        ?.waited(batch[i + 2] as number, batch[i + 3] as number, batch[i + 4] as number);
     } else if (op === ToThread.Retry) {
       side.channel(batch[i + 1] as number)?.retry(batch[i + 2] as number, batch[i + 3] as number);
     } else if (op === ToThread.Release) {
@@ -267,6 +287,7 @@ export function eachToThreadAlone(
 function toThreadFields(op: ToThread): number {
   if (op === ToThread.Open) return 6;
   if (op === ToThread.Announce) return 5;
+  if (op === ToThread.Waited) return 4;
   if (op === ToThread.Retry || op === ToThread.Data) return 3;
   if (op === ToThread.Page || op === ToThread.Release || op === ToThread.NoData) return 2;
   return op === ToThread.Close ? 1 : 0;

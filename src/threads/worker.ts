@@ -10,6 +10,7 @@ import { followResult } from '../engine/handler-result';
 import { Lane } from '../engine/lane';
 import { threadLoop } from '../engine/lane-loop';
 import { type HandlerContext, Mailbox, type MailboxOwner } from '../engine/mailbox';
+import { type MessageWait, messageWaits } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
 import { HeldRun } from './held-run';
 import {
@@ -237,6 +238,8 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
   private readonly early = new Map<number, number>();
   /** Runs of announced messages waiting for their data, by message id. */
   private readonly awaiting = new Map<number, (data: unknown) => void>();
+  /** Waits of a traced dispatcher's messages (WAITED) until their data is here, by message id. */
+  private readonly waits = new Map<number, MessageWait>();
 
   constructor(
     readonly throughput: number,
@@ -276,7 +279,20 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
   }
 
   run(mailbox: number, messageId: number, ticket: number, key: unknown, message: unknown): void {
+    if (this.waits.size !== 0) this.attachWait(messageId, message);
     this.enqueue(mailbox, { id: messageId, ticket, message, awaitsData: false }, key);
+  }
+
+  waited(messageId: number, since: number, parkedMs: number): void {
+    this.waits.set(messageId, { since, parkedMs });
+  }
+
+  /** Gives the message its wait, where `tracedHandler` reads it (an object only: a primitive has no place). */
+  private attachWait(messageId: number, message: unknown): void {
+    const wait = this.waits.get(messageId);
+    if (wait === undefined) return;
+    this.waits.delete(messageId);
+    if (typeof message === 'object' && message !== null) messageWaits.attach(message, wait);
   }
 
   announce(mailbox: number, messageId: number, ticket: number, key: unknown): void {
@@ -284,10 +300,12 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
   }
 
   data(messageId: number, message: unknown): void {
+    if (this.waits.size !== 0) this.attachWait(messageId, message);
     this.awaiting.get(messageId)?.(message);
   }
 
   noData(messageId: number): void {
+    this.waits.delete(messageId);
     this.awaiting.get(messageId)?.(NO_DATA);
   }
 
@@ -337,6 +355,7 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
   close(): void {
     this.closed = true;
     this.waiting = null;
+    this.waits.clear();
     for (const mailbox of this.mailboxes.values()) {
       try {
         mailbox.cancel();

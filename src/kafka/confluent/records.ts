@@ -1,12 +1,13 @@
 import type { KafkaBytes, KafkaHeaders, KafkaRecord } from '../message';
 import type { RdMessage } from './client';
 
-/** One partition's messages of a `consume` call, and the offset of its last. */
+/** One partition's messages of a `consume` call, the offset of its last, and their keys' and values' bytes. */
 export interface PartitionBatch {
   topic: string;
   partition: number;
   records: KafkaRecord[];
   last: number;
+  bytes: number;
 }
 
 /**
@@ -23,11 +24,19 @@ export function byPartition(
     let batch = batches.get(id);
     if (batch === undefined) {
       if (!keeps(message.topic, message.partition)) continue;
-      batch = { topic: message.topic, partition: message.partition, records: [], last: message.offset };
+      batch = {
+        topic: message.topic,
+        partition: message.partition,
+        records: [],
+        last: message.offset,
+        bytes: 0,
+      };
       batches.set(id, batch);
     }
-    batch.records.push(toKafkaRecord(message));
+    const record = toKafkaRecord(message);
+    batch.records.push(record);
     batch.last = message.offset;
+    batch.bytes += (record.key?.length ?? 0) + (message.value?.length ?? 0);
   }
   return batches;
 }
