@@ -457,11 +457,11 @@ export class DispatchCore<T, K, R>
 
   /**
    * A message of the key left the window: the key's next parked message takes its place, then the next
-   * overflowed message comes in or more is asked for; and the output completes if all is done.
+   * overflowed message comes in or more is asked for; and the output completes if all is done. The
+   * key's record is filed by its lanes, which still hold the key here, when they let go of it.
    */
   private leftWindow(record: KeyRecord<T, K>): void {
     if (record.parked !== null) this.unpark(record);
-    else this.keys.letGoIfIdle(record);
     if (this.overflow.size > 0) this.admitOverflowed();
     // Most ends leave less than a batch free: skipped at once (see `requestMore`).
     else if (this.inFlight + this.outstanding <= this.requestBelow) this.requestMore(true);

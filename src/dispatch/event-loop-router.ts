@@ -53,12 +53,11 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     mailbox.post(message, startNow);
   }
 
-  /** A mailbox for a key with none (the record's drained one, or new), placed on a lane. */
+  /** The record's mailbox (made with its first), placed on a lane: its key has none there. */
   private openMailbox(record: KeyRecord<unknown, K>): Mailbox<T, K, R> {
-    const mailbox = (record.spare as Mailbox<T, K, R> | null) ?? new Mailbox<T, K, R>();
+    const mailbox = (record.spare as Mailbox<T, K, R> | null) ?? newMailbox<T, K, R>(record);
     const lane = this.lanes.place();
     lane.pinned++;
-    mailbox.record = record;
     record.placement = mailbox;
     return mailbox.open(record.key, lane, this);
   }
@@ -154,9 +153,19 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     mailbox.reset();
     mailbox.state = MailboxState.Pooled;
     record.placement = null;
-    record.spare = mailbox;
     this.dispatcher.keys.letGoIfIdle(record);
   }
+}
+
+/**
+ * A record's mailbox, kept by it from now on (`spare` while drained): a key that comes back reopens it
+ * without linking the two again.
+ */
+function newMailbox<T, K, R>(record: KeyRecord<unknown, K>): Mailbox<T, K, R> {
+  const mailbox = new Mailbox<T, K, R>();
+  mailbox.record = record;
+  record.spare = mailbox;
+  return mailbox;
 }
 
 function isRunning<T, K, R>(mailbox: Mailbox<T, K, R>): boolean {

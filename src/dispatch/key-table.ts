@@ -22,7 +22,7 @@ export class KeyRecord<T, K> {
    * lanes); null while it has none there.
    */
   placement: unknown = null;
-  /** A placement its lanes let go of, kept for the next one (a drained mailbox); null when none. */
+  /** A placement its lanes keep for the next one (on event-loop lanes its mailbox); null when none. */
   spare: unknown = null;
   /** Idle and kept in the table under its key (see `KeyTable`). */
   filed = false;
@@ -159,8 +159,12 @@ export class KeyTable<T, K> {
 
   /** Files `record` (or lets it go) once it holds nothing: nothing in the window, parked or on the lanes. */
   letGoIfIdle(record: KeyRecord<T, K>): void {
-    const { unfinished, parked, placement, batches, filed } = record;
-    if (unfinished !== 0 || parked !== null || placement !== null || batches?.running || filed) return;
+    const idle = record.placement === null && record.unfinished === 0 && record.parked === null;
+    if (idle && !record.filed && !record.batches?.running) this.file(record);
+  }
+
+  /** Keeps idle `record` under its key while the filed pool has room, else lets it (or a filed one) go. */
+  private file(record: KeyRecord<T, K>): void {
     record.filed = true;
     if (this.filed < this.fileLimit) this.filed++;
     else this.releaseWhenFull(record);

@@ -35,7 +35,10 @@ export interface Routed<T, K, R> {
   readonly keys: KeyTable<unknown, K>;
   /** A handler emitted `value`. */
   emit(value: R): void;
-  /** `message`'s handler completed (its key has one unfinished message less). */
+  /**
+   * `message`'s handler completed (its key has one unfinished message less). The key's placement is
+   * still held: the router calls `keys.letGoIfIdle` once it lets go of it.
+   */
   done(message: T, record: KeyRecord<unknown, K>): void;
   /** `message`'s handler (or its routing) failed. */
   failed(message: T, record: KeyRecord<unknown, K>, error: unknown): void;

@@ -211,10 +211,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
     inner?.unsubscribe();
   }
 
-  /** Forgets its messages, handler and record so it can be pooled. */
+  /** Forgets its messages and handler so it can be pooled; it stays its owner's record's mailbox. */
   reset(): void {
     if (this.awaitsPromise) this.makePromiseCallbacks();
-    this.record = null;
     this.clearMessages();
     this.current = undefined;
     this.inner = null;

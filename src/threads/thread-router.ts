@@ -126,9 +126,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
   }
 
   done(posted: PostedMessage): void {
-    if (this.closed) return;
-    this.unplace(posted);
-    this.dispatcher.done(posted.message as T, recordOf<K>(posted));
+    if (!this.closed) this.report(recordOf<K>(posted), posted.message as T, posted, false, undefined);
   }
 
   failed(posted: PostedMessage, error: unknown): void {
@@ -138,8 +136,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
       this.retries.gone(posted, error);
       return;
     }
-    this.unplace(posted);
-    this.dispatcher.failed(posted.message as T, recordOf<K>(posted), error);
+    this.report(recordOf<K>(posted), posted.message as T, posted, true, error);
   }
 
   ranHeld(posted: PostedMessage, failed: boolean, error?: unknown): void {
@@ -155,12 +152,26 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     if (this.closed) return;
     // A message never posted (its key selector failed) has its record under its `KeyFailure` key.
     const record = posted === null ? this.dispatcher.keys.take(key) : recordOf<K>(posted);
-    if (posted !== null) {
-      this.threads.release(posted);
-      this.unplace(posted);
-    }
+    if (posted !== null) this.threads.release(posted);
+    this.report(record, message, posted, failed, error);
+  }
+
+  /**
+   * Reports a message's outcome; then its key lets go of its thread with its last message (one of its
+   * parked messages the report let in keeps it), and its record is filed if it holds nothing more.
+   */
+  private report(
+    record: KeyRecord<unknown, K>,
+    message: T,
+    posted: PostedMessage | null,
+    failed: boolean,
+    error: unknown,
+  ): void {
     if (failed) this.dispatcher.failed(message, record, error);
     else this.dispatcher.done(message, record);
+    if (this.closed) return;
+    if (posted !== null) this.unplace(posted);
+    this.dispatcher.keys.letGoIfIdle(record);
   }
 
   terminate(error: unknown): unknown[] {
