@@ -49,17 +49,15 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   }
 
   route(record: KeyRecord<unknown, K>, message: T, startNow: boolean): void {
-    const mailbox = (record.placement as Mailbox<T, K, R> | null) ?? this.openMailbox(record);
+    let mailbox = record.placement as Mailbox<T, K, R> | null;
+    if (mailbox === null) {
+      // The key has none on the lanes: the record's mailbox (made with its first message) is placed.
+      const lane = this.lanes.place();
+      lane.pinned++;
+      mailbox = (record.spare as Mailbox<T, K, R> | null) ?? newMailbox<T, K, R>(record);
+      record.placement = mailbox.open(record.key, lane, this);
+    }
     mailbox.post(message, startNow);
-  }
-
-  /** The record's mailbox (made with its first), placed on a lane: its key has none there. */
-  private openMailbox(record: KeyRecord<unknown, K>): Mailbox<T, K, R> {
-    const mailbox = (record.spare as Mailbox<T, K, R> | null) ?? newMailbox<T, K, R>(record);
-    const lane = this.lanes.place();
-    lane.pinned++;
-    record.placement = mailbox;
-    return mailbox.open(record.key, lane, this);
   }
 
   discard(matches: (message: T) => boolean): T[] {

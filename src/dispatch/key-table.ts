@@ -160,11 +160,7 @@ export class KeyTable<T, K> {
   /** Files `record` (or lets it go) once it holds nothing: nothing in the window, parked or on the lanes. */
   letGoIfIdle(record: KeyRecord<T, K>): void {
     const idle = record.placement === null && record.unfinished === 0 && record.parked === null;
-    if (idle && !record.filed && !record.batches?.running) this.file(record);
-  }
-
-  /** Keeps idle `record` under its key while the filed pool has room, else lets it (or a filed one) go. */
-  private file(record: KeyRecord<T, K>): void {
+    if (!idle || record.filed || record.batches?.running) return;
     record.filed = true;
     if (this.filed < this.fileLimit) this.filed++;
     else this.releaseWhenFull(record);
