@@ -53,8 +53,7 @@ function resolveBatchDispatchOptions<T, K, R>(
       batches: true,
       handle: ownArrayPerCall(handle as Handle<T[], K, R>),
       withPolicy: withBatchPolicy,
-      inFront: (dispatcher, lanes, loop) =>
-        new BatchRouter<T, K, R>(dispatcher, maxBatch, maxPerKey, lanes, loop),
+      inFront: (dispatcher, lanes, loop) => new BatchRouter<T, K, R>(dispatcher, maxBatch, lanes, loop),
     };
   });
 }

@@ -1,17 +1,10 @@
 import { asapScheduler, type Subscription } from 'rxjs';
 import type { LaneLoop } from '../engine/lane-loop';
 import { isBatchFailures, isGaveUp } from '../failure-policy';
-import { backlogIn, hotKeysIn, type KeyBacklog, type Routed, type Router } from './router';
+import type { KeyBatches, KeyRecord, KeyTable } from './key-table';
+import type { Routed, Router } from './router';
 
-/** A key's messages in a batch router. */
-interface KeyBatches<T> {
-  /** Messages of the key not finished: in the batch handed over, and waiting in `next`. */
-  unfinished: number;
-  /** The batch handed to the router below and not finished, if any. */
-  running: T[] | null;
-  /** Batches waiting for `running` to finish, oldest first; the newest takes messages while it has room. */
-  next: T[][];
-}
+type Record<T, K> = KeyRecord<T, K>;
 
 /**
  * Per-key batches in front of a router of either lane kind. A key has one batch at a time in the
@@ -25,17 +18,14 @@ interface KeyBatches<T> {
  */
 export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   private readonly inner: Router<T[], K>;
-  private readonly keys = new Map<K, KeyBatches<T>>();
   /** Keys with nothing running that got a first batch in the current burst, handed over at its end. */
-  private starting: K[] = [];
+  private starting: Array<Record<T, K>> = [];
   private startLater: Subscription | null = null;
   private closed = false;
 
   constructor(
     private readonly dispatcher: Routed<T, K, R>,
     private readonly maxBatch: number,
-    /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
-    private readonly maxPerKey: number,
     inner: (routed: Routed<T[], K, R>) => Router<T[], K>,
     /** The lane loop of this thread (`Lanes.loop`), held while a burst's first batches are handed over. */
     private readonly loop: LaneLoop,
@@ -43,41 +33,32 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     this.inner = inner(this);
   }
 
-  get liveMailboxes(): number {
-    return this.keys.size;
+  get keys(): KeyTable<unknown, K> {
+    return this.dispatcher.keys;
   }
 
   open(): void {
     this.inner.open();
   }
 
-  route(key: K, message: T, _startNow: boolean): boolean {
-    let batches = this.keys.get(key);
-    if (batches === undefined) {
-      batches = { unfinished: 0, running: null, next: [] };
-      this.keys.set(key, batches);
-    } else if (batches.unfinished >= this.maxPerKey) return false;
-    batches.unfinished++;
+  route(record: Record<T, K>, message: T, _startNow: boolean): void {
+    const batches = (record.batches ??= { running: null, next: [] });
     const newest = batches.next[batches.next.length - 1];
     if (newest !== undefined && newest.length < this.maxBatch) newest.push(message);
     else batches.next.push([message]);
-    if (batches.running === null && newest === undefined) this.startAtBurstEnd(key);
-    return true;
+    if (batches.running === null && newest === undefined) this.startAtBurstEnd(record);
   }
 
-  private startAtBurstEnd(key: K): void {
-    this.starting.push(key);
+  private startAtBurstEnd(record: Record<T, K>): void {
+    this.starting.push(record);
     this.startLater ??= asapScheduler.schedule(() => {
       this.startLater = null;
-      const keys = this.starting;
+      const records = this.starting;
       this.starting = [];
       // Every batch is handed over before any lane runs: the keys take their turns in order.
       this.loop.hold();
       try {
-        for (const k of keys) {
-          const batches = this.keys.get(k);
-          if (batches !== undefined && batches.running === null) this.handOver(k, batches);
-        }
+        for (const record of records) if (record.batches?.running === null) this.handOver(record);
       } finally {
         this.loop.release();
       }
@@ -85,13 +66,13 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   }
 
   /** The key's oldest waiting batch goes to the router below. */
-  private handOver(key: K, batches: KeyBatches<T>): void {
+  private handOver(record: Record<T, K>): void {
+    const batches = record.batches as KeyBatches<T>;
     const batch = batches.next.shift();
     if (batch === undefined || this.closed) return;
     batches.running = batch;
-    // One batch of a key at a time, so the router below never finds the key at its share.
-    // At the end of a burst, from a scheduled action: never within a turn.
-    this.inner.route(key, batch, false);
+    // One batch of a key at a time. At the end of a burst, from a scheduled action: never within a turn.
+    this.inner.route(record as KeyRecord<unknown, K>, batch, false);
   }
 
   discard(matches: (message: T) => boolean): T[] {
@@ -107,7 +88,9 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     // thread it is one posting); the rest of it is handed over again, ahead of the key's next batches.
     // A batch of a key other than the record's may mix sources (a Kafka revoke takes some partitions).
     const withdrawn = new Set(this.inner.discard((batch) => answersFor(batch).includes(true)));
-    for (const [key, batches] of [...this.keys]) {
+    for (const record of this.keys.live() as unknown as Array<Record<T, K>>) {
+      const batches = record.batches;
+      if (batches === null) continue;
       if (batches.running !== null && withdrawn.has(batches.running)) {
         batches.next.unshift(batches.running);
         batches.running = null;
@@ -119,35 +102,27 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
           if (taken[i]) discarded.push(m);
           return !taken[i];
         });
-        batches.unfinished -= batch.length - kept.length;
+        const removed = batch.length - kept.length;
         batch.splice(0, batch.length, ...kept);
+        this.dispatcher.withdrawn(record as KeyRecord<unknown, K>, removed);
       }
       batches.next = batches.next.filter((batch) => batch.length > 0);
-      if (batches.unfinished === 0) this.keys.delete(key);
-      else if (batches.running === null) this.handOver(key, batches);
+      if (batches.running === null) this.handOver(record);
     }
     return discarded;
   }
 
   unfinished(): T[] {
     const messages = this.inner.unfinished().flat();
-    for (const batches of this.keys.values()) for (const batch of batches.next) messages.push(...batch);
+    for (const { batches } of this.keys.live() as unknown as Array<Record<T, K>>)
+      if (batches !== null) for (const batch of batches.next) messages.push(...batch);
     return messages;
-  }
-
-  backlogOf(key: K): number {
-    return backlogIn(this.keys, key);
-  }
-
-  hotKeys(n: number): KeyBacklog[] {
-    return hotKeysIn(this.keys, n);
   }
 
   close(): void {
     this.closed = true;
     this.startLater?.unsubscribe();
     this.startLater = null;
-    this.keys.clear();
     this.inner.close();
   }
 
@@ -156,9 +131,12 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     this.dispatcher.emit(value);
   }
 
-  done(batch: T[], key: K): void {
-    this.report(batch, key, (m) => this.dispatcher.done(m, key));
+  done(batch: T[], record: Record<T, K>): void {
+    this.report(batch, record, (m) => this.dispatcher.done(m, record));
   }
+
+  /** A batch handed over was taken back: `discard` puts it back in line. */
+  withdrawn(): void {}
 
   /**
    * A policy that took the batch apart names the messages it gave up on (the others were handled), and
@@ -166,25 +144,25 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
    * gave up on a batch of one names it by its error. Any other error errors the output, as a handler
    * error does, naming the batch's first message.
    */
-  failed(batch: T[], key: K, error: unknown): void {
+  failed(batch: T[], record: Record<T, K>, error: unknown): void {
     if (isBatchFailures(error)) {
       const { outcomes, failure } = error;
       const count = failure === undefined ? batch.length : outcomes.length + 1;
       this.report(
         batch,
-        key,
+        record,
         (m, i) => {
           const gaveUp = outcomes[i];
-          if (i === outcomes.length) this.dispatcher.failed(m, key, failure?.error);
-          else if (gaveUp === undefined) this.dispatcher.done(m, key);
-          else this.dispatcher.failed(m, key, gaveUp);
+          if (i === outcomes.length) this.dispatcher.failed(m, record, failure?.error);
+          else if (gaveUp === undefined) this.dispatcher.done(m, record);
+          else this.dispatcher.failed(m, record, gaveUp);
         },
         count,
       );
     } else if (isGaveUp(error)) {
-      this.report(batch, key, (m) => this.dispatcher.failed(m, key, error));
+      this.report(batch, record, (m) => this.dispatcher.failed(m, record, error));
     } else {
-      this.report(batch, key, (m) => this.dispatcher.failed(m, key, error), 1);
+      this.report(batch, record, (m) => this.dispatcher.failed(m, record, error), 1);
     }
   }
 
@@ -197,16 +175,18 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
    * the key's count as it goes (a message of the key parked outside the window takes its place and
    * waits for the next batch); then the key's next batch is handed over.
    */
-  private report(batch: T[], key: K, each: (message: T, index: number) => void, count = batch.length): void {
-    const batches = this.keys.get(key);
-    if (batches === undefined || batches.running !== batch) return;
-    for (let i = 0; i < count && !this.closed; i++) {
-      batches.unfinished--;
-      each(batch[i] as T, i);
-    }
+  private report(
+    batch: T[],
+    record: Record<T, K>,
+    each: (message: T, index: number) => void,
+    count = batch.length,
+  ): void {
+    const batches = record.batches;
+    if (batches === null || batches.running !== batch) return;
+    for (let i = 0; i < count && !this.closed; i++) each(batch[i] as T, i);
     batches.running = null;
     if (this.closed) return;
-    if (batches.unfinished === 0) this.keys.delete(key);
-    else this.handOver(key, batches);
+    if (batches.next.length > 0) this.handOver(record);
+    else this.keys.letGoIfIdle(record as KeyRecord<unknown, K>);
   }
 }

@@ -5,7 +5,6 @@ import { type FailurePolicy, isGaveUp, type PolicyHost } from '../failure-policy
 import type { EndingRecord } from '../health/facts';
 import { callUser, THREW } from '../internal/call-user';
 import type { MessageObserver } from '../internal/message-observer';
-import { RingQueue } from '../internal/ring-queue';
 import { SegmentQueue } from '../internal/segment-queue';
 import { isPromiseLike } from '../internal/thenable';
 import { isKeyFailure, KeyFailure, noKey } from '../key-failure';
@@ -28,7 +27,8 @@ import {
   type TransportFaultSeen,
 } from '../stats';
 import type { TransportFault } from '../transport-fault';
-import { hottest, type Routed, type Router } from './router';
+import { type KeyRecord, KeyTable } from './key-table';
+import type { Routed, Router } from './router';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
 export class WindowOverflowError extends Error {
@@ -72,12 +72,8 @@ export class DispatchCore<T, K, R>
   private subscription: SourceSubscriber<T> | null = null;
   /** Messages a plain source emitted beyond the window, admitted in order as it frees. */
   private readonly overflow = new SegmentQueue<T>();
-  /**
-   * Messages of keys at their share (`maxPerKey`), waiting outside the window in arrival order; a key is
-   * here only while it has some. Each enters the window when its key's share frees.
-   */
-  private readonly parked = new Map<K, RingQueue<T>>();
-  private parkedCount = 0;
+  /** What each key holds: unfinished and parked messages, its batches, its placement on the lanes. */
+  readonly keys: KeyTable<T, K>;
   /** The least worth asking for: a batch, or the whole parking area when it is smaller. */
   private readonly requestAt: number;
   /** In flight and requested at most this many, the window has a batch free (the parking area may not). */
@@ -130,6 +126,7 @@ export class DispatchCore<T, K, R>
     ) => Router<T, K>,
   ) {
     this.loop = options.lanes.loop;
+    this.keys = new KeyTable<T, K>(options.maxPerKey);
     this.observer = options.observer;
     this.requestAt = Math.min(options.batch, options.maxParked);
     this.requestBelow = options.maxInFlight - this.requestAt;
@@ -249,17 +246,12 @@ export class DispatchCore<T, K, R>
   /** Takes back the messages `matches` accepts that have not started: admitted, parked or overflowed. */
   discard(matches: (message: T) => boolean): T[] {
     if (this.closed) return [];
+    // The router reports what it took back of each key (`withdrawn`).
     const discarded = this.router.discard(matches);
-    this.inFlight -= discarded.length;
     // Parked and overflowed messages never entered the window: taken back too, behind the admitted ones.
-    for (const [key, queue] of this.parked) {
-      const removed = queue.removeWhere(matches);
-      this.parkedCount -= removed.length;
-      if (queue.size === 0) this.parked.delete(key);
-      for (const m of removed) {
-        this.tell('unparked', m);
-        discarded.push(m);
-      }
+    for (const m of this.keys.removeParkedWhere(matches)) {
+      this.tell('unparked', m);
+      discarded.push(m);
     }
     for (const m of this.overflow.removeWhere(matches)) discarded.push(m);
     if (discarded.length > 0) {
@@ -280,7 +272,10 @@ export class DispatchCore<T, K, R>
     else this.overflow.push(message);
   }
 
-  /** Takes a message in and hands it to the router under its key (see `Router.route` for `startNow`). */
+  /**
+   * Takes a message in: into the window and on to the router, or parked, as its key's record decides
+   * (see `Router.route` for `startNow`).
+   */
   private admit(message: T, startNow: boolean): void {
     const key = callUser(this.options.key, message, undefined, undefined, this.keyThrew);
     if (key === THREW) {
@@ -292,71 +287,37 @@ export class DispatchCore<T, K, R>
       this.keyFailed(message, noKey(key));
       return;
     }
+    const record = this.keys.take(key);
+    if (this.keys.admits(record)) this.enter(record, message, startNow);
+    else this.park(record, message);
+  }
+
+  /** Hands a message to the router, into the window. */
+  private enter(record: KeyRecord<T, K>, message: T, startNow: boolean): void {
     this.admitted++;
-    // Counted before routing (a handler may finish within it), recorded as a peak only once admitted.
+    record.unfinished++;
+    // Counted before routing: a handler may finish within it.
     const inFlight = ++this.inFlight;
-    // The common case stays here, small: nothing parked and the key under its share.
-    if (this.parkedCount !== 0 || !this.router.route(key, message, startNow)) this.admitParked(key, message);
-    else if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
+    if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
+    this.router.route(record as KeyRecord<unknown, K>, message, startNow);
   }
 
-  /**
-   * Admission when some key has parked messages, or when the router refused `message` (its key at its
-   * share): it goes behind its key's parked messages, if any, or into the window, or parks. Kept out
-   * of `admit`, which every delivered message runs through.
-   */
-  private admitParked(key: K, message: T): void {
-    // Not admitted yet: `enter` counts it again if it goes into the window.
-    this.admitted--;
-    this.inFlight--;
-    // With nothing parked, the router has refused it already; else it is tried unless its key waits.
-    if (this.parkedCount !== 0 && !this.parked.has(key) && this.enter(key, message)) return;
-    this.park(key, message);
-  }
-
-  /** Hands a message to the router, into the window; false, counting nothing, when its key is at its share. */
-  private enter(key: K, message: T): boolean {
-    this.admitted++;
-    const inFlight = ++this.inFlight;
-    if (this.router.route(key, message, false)) {
-      if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
-      return true;
-    }
-    this.admitted--;
-    this.inFlight--;
-    return false;
-  }
-
-  /** Waits outside the window, behind the key's other parked messages. */
-  private park(key: K, message: T): void {
-    let queue = this.parked.get(key);
-    if (queue === undefined) {
-      queue = new RingQueue<T>();
-      this.parked.set(key, queue);
-    }
-    queue.push(message);
-    this.parkedCount++;
+  /** Waits outside the window, behind the key's other parked messages: the one place a message parks. */
+  private park(record: KeyRecord<T, K>, message: T): void {
+    this.keys.park(record, message);
     this.tell('parked', message);
     // What was asked for covered this message, which now takes no room in the window: ask again.
     this.requestMore();
   }
 
-  /** One message of `key` left the window: its oldest parked message, if any, takes its place. */
-  private unpark(key: K): void {
-    const queue = this.parked.get(key);
-    if (queue !== undefined) this.unparkFrom(key, queue);
-  }
-
-  /** Parked messages of `key` enter the window, oldest first, while its share has room. */
-  private unparkFrom(key: K, queue: RingQueue<T>): void {
-    while (queue.size > 0 && !this.closed && this.enter(key, queue.peek() as T)) {
+  /** Parked messages of the key enter the window, oldest first, while its share has room. */
+  private unpark(record: KeyRecord<T, K>): void {
+    while (record.parked !== null && !this.closed && this.keys.admits(record, true)) {
+      const message = this.keys.unpark(record);
+      this.enter(record, message, false);
       if (this.closed) return; // its routing failed, and the output errored: teardown forgot the parked
-      // Taken out before the hook: `?.()` skips its arguments when a session has no `unparked`.
-      const message = queue.shift() as T;
-      this.parkedCount--;
       this.tell('unparked', message);
     }
-    if (queue.size === 0) this.parked.delete(key);
   }
 
   /**
@@ -374,12 +335,15 @@ export class DispatchCore<T, K, R>
 
   /** Parked messages enter the window wherever their key's share has room. */
   private unparkWhereRoom(): void {
-    for (const [key, queue] of [...this.parked]) this.unparkFrom(key, queue);
+    for (const record of this.keys.live()) {
+      this.unpark(record);
+      this.keys.letGoIfIdle(record);
+    }
   }
 
   /** The window has room and so has the parking area: a plain source's next message can come in. */
   private hasRoom(): boolean {
-    return this.inFlight < this.options.maxInFlight && this.parkedCount < this.options.maxParked;
+    return this.inFlight < this.options.maxInFlight && this.keys.parkedCount < this.options.maxParked;
   }
 
   /**
@@ -390,7 +354,7 @@ export class DispatchCore<T, K, R>
    */
   private keyFailed(message: T, error: unknown): void {
     // A key of its own holds nothing yet, so its share always has room.
-    if (this.hasPolicy) this.enter(new KeyFailure(error) as K, message);
+    if (this.hasPolicy) this.enter(this.keys.take(new KeyFailure(error) as K), message, false);
     else {
       this.failedAttempts++;
       this.terminate(this.messageFailure(message, undefined, error));
@@ -429,25 +393,28 @@ export class DispatchCore<T, K, R>
     this.subscriber.next(value);
   }
 
-  done(message: T, key: K): void {
+  done(message: T, record: KeyRecord<T, K>): void {
     this.inFlight--;
+    record.unfinished--;
     this.settled++;
     this.settle(message, 'done');
-    this.leftWindow(key);
+    this.leftWindow(record);
   }
 
   /**
    * The stream errors unless a failure policy gave up on the message: then it settles as dead-lettered
    * (its dead letter dealt with it) or failed, and the stream goes on.
    */
-  failed(message: T, key: K, error: unknown): void {
+  failed(message: T, record: KeyRecord<T, K>, error: unknown): void {
     this.inFlight--;
+    record.unfinished--;
     this.failedCount++;
+    const key = record.key;
     if (isGaveUp(error)) {
       if (error.deadLettered) this.deadLettered++;
       this.noteFailure(message, key, error.cause, error.deadLettered ? 'dead-lettered' : 'failed');
       this.settle(message, error.deadLettered ? 'dead-lettered' : 'failed', error.cause);
-      this.leftWindow(key);
+      this.leftWindow(record);
       return;
     }
     // Without a policy, the handler's own failure; with one, the policy failed (its dead letter threw).
@@ -482,12 +449,19 @@ export class DispatchCore<T, K, R>
     }
   }
 
+  withdrawn(record: KeyRecord<T, K>, count: number): void {
+    this.inFlight -= count;
+    record.unfinished -= count;
+    this.keys.letGoIfIdle(record);
+  }
+
   /**
-   * A message of `key` left the window: the key's next parked message takes its place, then the next
-   * overflowed message comes in or more is asked for; and the output completes if all is done.
+   * A message of the key left the window: the key's next parked message takes its place, then the next
+   * overflowed message comes in or more is asked for; and the output completes if all is done. The
+   * key's record is filed by its lanes, which still hold the key here, when they let go of it.
    */
-  private leftWindow(key: K): void {
-    if (this.parkedCount !== 0) this.unpark(key);
+  private leftWindow(record: KeyRecord<T, K>): void {
+    if (record.parked !== null) this.unpark(record);
     if (this.overflow.size > 0) this.admitOverflowed();
     // Most ends leave less than a batch free: skipped at once (see `requestMore`).
     else if (this.inFlight + this.outstanding <= this.requestBelow) this.requestMore(true);
@@ -514,8 +488,9 @@ export class DispatchCore<T, K, R>
     if (this.session === null || this.sourceDone || this.closed || this.requestQueued) return;
     let free = this.options.maxInFlight - this.inFlight - this.outstanding;
     // The parking area bounds it too once something is parked, or always when it is smaller than the window.
-    if (this.parkedCount !== 0 || this.options.maxParked < this.options.maxInFlight) {
-      free = Math.min(free, this.options.maxParked - this.parkedCount - this.outstanding);
+    const parked = this.keys.parkedCount;
+    if (parked !== 0 || this.options.maxParked < this.options.maxInFlight) {
+      free = Math.min(free, this.options.maxParked - parked - this.outstanding);
     }
     if (free >= this.requestAt) this.request(this.session, free, refill);
   }
@@ -559,7 +534,7 @@ export class DispatchCore<T, K, R>
       this.sourceDone &&
       this.inFlight === 0 &&
       this.overflow.size === 0 &&
-      this.parkedCount === 0 &&
+      this.keys.parkedCount === 0 &&
       !this.closed &&
       !this.opening
     )
@@ -605,11 +580,10 @@ export class DispatchCore<T, K, R>
     this.session = null;
     if (session !== null) attempt(() => session.cancel(), failures);
     if (this.subscription !== null) attempt(() => this.subscription?.unsubscribe(), failures);
-    // After the router closed, so the final values show no live mailbox.
+    this.keys.clear();
+    // After the router closed and the keys were forgotten, so the final values show no live mailbox.
     if (this.options.stats) statsLink(this.options.stats).detach(this);
     this.overflow.clear();
-    this.parked.clear();
-    this.parkedCount = 0;
     this.inFlight = 0;
     return failures;
   }
@@ -620,7 +594,7 @@ export class DispatchCore<T, K, R>
    */
   unfinished(): T[] {
     const messages = this.windowMessages();
-    for (const queue of this.parked.values()) for (const m of queue.toArray()) messages.push(m);
+    for (const m of this.keys.parkedMessages()) messages.push(m);
     for (const m of this.overflow.toArray()) messages.push(m);
     return messages;
   }
@@ -635,14 +609,14 @@ export class DispatchCore<T, K, R>
       inFlight: this.inFlight,
       maxInFlight: this.options.maxInFlight,
       maxInFlightSeen: this.maxInFlightSeen,
-      liveMailboxes: this.router.liveMailboxes,
+      liveMailboxes: this.keys.liveCount,
       admitted: this.admitted,
       settled: this.settled,
       failed: this.failedCount,
       deadLettered: this.deadLettered,
       failedAttempts: this.failedAttempts,
       overflow: this.overflow.size,
-      parked: this.parkedCount,
+      parked: this.keys.parkedCount,
       maxPerKey: this.options.maxPerKey,
       maxParked: this.options.maxParked,
       transportFaults: { ...this.transportFaults },
@@ -662,18 +636,12 @@ export class DispatchCore<T, K, R>
 
   /** Unfinished messages of `key`: in the window (running or queued) and parked. */
   backlogOf(key: unknown): number {
-    return this.router.backlogOf(key as K) + (this.parked.get(key as K)?.size ?? 0);
+    return this.keys.backlogOf(key as K);
   }
 
   /** The `n` keys with the most unfinished messages, parked ones included, largest first. */
   hotKeys(n: number): HotKey[] {
-    const hot = new Map<unknown, HotKey>();
-    for (const { key, backlog } of this.router.hotKeys(n)) hot.set(key, { key, backlog, parked: 0 });
-    // A key with parked messages holds its whole share of the window: it ranks by both.
-    for (const [key, queue] of this.parked) {
-      hot.set(key, { key, backlog: this.router.backlogOf(key) + queue.size, parked: queue.size });
-    }
-    return hottest([...hot.values()], n);
+    return this.keys.hotKeys(n);
   }
 }
 
@@ -685,9 +653,6 @@ const NO_ROUTER: Router<unknown, unknown> = {
   },
   discard: () => [],
   unfinished: () => [],
-  backlogOf: () => 0,
-  hotKeys: () => [],
-  liveMailboxes: 0,
   close() {},
 };
 

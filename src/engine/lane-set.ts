@@ -31,18 +31,17 @@ export function terminateAll(clients: Iterable<ExecutorClient>, error: unknown, 
 
 /**
  * The event-loop lanes behind a `KeyedExecutor`, and the dispatchers running on them (stopped if the
- * executor closes under them). Each dispatcher's router places its mailboxes on these lanes, taking
- * them in one turn shared by all (`nextLane`).
+ * executor closes under them). Each dispatcher's router asks it where a new mailbox goes (`place`).
  */
 export class LaneSet {
   readonly lanes: readonly Lane[];
   /** The loop of this thread, which runs the lanes. */
   readonly loop: LaneLoop = threadLoop;
   /**
-   * The lane the next new mailbox of any dispatcher here goes to unless the running lane takes it
-   * (see `EventLoopRouter`): one turn for them all, so that dispatchers spread over the lanes together.
+   * The lane the next new mailbox of any dispatcher here goes to unless the running lane takes it: one
+   * turn for them all, so that dispatchers spread over the lanes together.
    */
-  nextLane = 0;
+  private nextLane = 0;
   /** Dispatchers running on these lanes, stopped if they close under them. */
   private readonly clients = new Set<ExecutorClient>();
   closed = false;
@@ -55,6 +54,19 @@ export class LaneSet {
   get currentLane(): Lane | null {
     const lane = this.loop.current as Lane | null;
     return lane !== null && lane.owner === this ? lane : null;
+  }
+
+  /**
+   * The lane a new mailbox is pinned to, in constant time: the lane of this set running right now if it
+   * may take one with no hand-off (`LaneLoop.freeRunningLane`), else the next lane in the shared turn.
+   */
+  place(): Lane {
+    const running = this.loop.freeRunningLane() as Lane | null;
+    if (running !== null && running.owner === this) return running;
+    const lane = this.lanes[this.nextLane] as Lane;
+    // Wraps by comparison, not `%`: an integer division costs more than the rest of the choice.
+    if (++this.nextLane === this.lanes.length) this.nextLane = 0;
+    return lane;
   }
 
   /** Live mailboxes pinned to the lanes, across all dispatchers. */

@@ -85,19 +85,14 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
   key!: K;
   lane!: Lane;
   owner!: MailboxOwner<T, K, R>;
-  /**
-   * Messages posted and not yet done or failed (queued, plus the one running). Counted here rather than
-   * derived from the state, because it must drop as the owner is told of an outcome, not after.
-   */
-  unfinished = 0;
+  /** What its owner files it under: on event-loop lanes, its key's record in the dispatcher's key table. */
+  record: unknown = null;
   /** The message whose handler is running (undefined between handlers). */
   current: T | undefined = undefined;
   /** The running handler's subscription, to cancel it on teardown. */
   inner: Subscription | null = null;
   /** The loop's link while the mailbox waits in its lane's FIFO (see `Runnable`). */
   nextInLine: Runnable | null = null;
-  /** The next in its table's unfiled pool while there (null otherwise). */
-  nextPooled: Mailbox<T, K, R> | null = null;
   /** Bumped for each message, so a late notification from an earlier handler is ignored. */
   private generation = 0;
   /** True while the handler is being started (its synchronous part). */
@@ -146,7 +141,6 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
    * loop allows it (`LaneLoop.beginWithin`).
    */
   post(message: T, startNow: boolean): void {
-    this.unfinished++;
     if (this.state !== MailboxState.Idle) {
       this.pushMessage(message);
       return;
@@ -201,7 +195,6 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
       if (taken[i]) removed.push(m);
       else this.pushMessage(m);
     });
-    this.unfinished -= removed.length;
     return removed;
   }
 
@@ -218,10 +211,9 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
     inner?.unsubscribe();
   }
 
-  /** Forgets its messages and handler so it can be pooled; the key stays: the pool files it by key. */
+  /** Forgets its messages and handler so it can be pooled; it stays its owner's record's mailbox. */
   reset(): void {
     if (this.awaitsPromise) this.makePromiseCallbacks();
-    this.unfinished = 0;
     this.clearMessages();
     this.current = undefined;
     this.inner = null;

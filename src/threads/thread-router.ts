@@ -1,5 +1,6 @@
+import type { KeyRecord } from '../dispatch/key-table';
 import type { LaneWork } from '../dispatch/lanes';
-import { backlogIn, hotKeysIn, type KeyBacklog, type Routed, type Router } from '../dispatch/router';
+import type { Routed, Router } from '../dispatch/router';
 import type { MessageWait } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
 import { wrongAnswer } from '../internal/wrong-answer';
@@ -9,6 +10,11 @@ import type { ThreadHandler } from './thread-handler';
 import type { KeyPlacement, PostedMessage, ThreadClient, ThreadLanes } from './thread-lanes';
 import { type RetriesOwner, ThreadRetries } from './thread-retries';
 import { TicketBoard } from './tickets';
+
+/** A key's placement on a thread, as the router keeps it in the key's record. */
+interface Placed<K> extends KeyPlacement {
+  readonly record: KeyRecord<unknown, K>;
+}
 
 /**
  * Routing on thread lanes: each key is pinned to a thread while it has unfinished messages, and its
@@ -22,8 +28,6 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
   readonly tickets: TicketBoard;
   /** The failure policy's side on this thread; null without a policy. */
   private readonly retries: ThreadRetries<T, K, R> | null;
-  /** Keys with unfinished messages and the thread each is pinned to. */
-  private readonly placements = new Map<K, KeyPlacement>();
   /** Source of mailbox ids: a key that comes back after draining gets a fresh mailbox. */
   private lastMailboxId = 0;
   private closed = false;
@@ -31,8 +35,6 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
   readonly handler: ThreadHandler<unknown, unknown>;
   readonly throughput: number;
   readonly waitOf: ((message: unknown) => MessageWait | undefined) | undefined;
-  /** Unfinished messages one key may hold here; the dispatcher parks the rest. */
-  private readonly maxPerKey: number;
 
   constructor(
     private readonly dispatcher: Routed<T, K, R>,
@@ -44,7 +46,6 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     this.throughput = work.throughput;
     const observer = work.observer;
     this.waitOf = observer && ((message) => observer.waited(message as T));
-    this.maxPerKey = work.maxPerKey;
     const policy = work.policy;
     this.tickets = new TicketBoard((page) => this.threads.sharePage(this, page));
     this.retries = policy === undefined ? null : new ThreadRetries(policy, this);
@@ -55,22 +56,17 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     return this.retries !== null;
   }
 
-  get liveMailboxes(): number {
-    return this.placements.size;
-  }
-
   open(): void {
     this.threads.attach(this);
   }
 
-  route(key: K, message: T, _startNow: boolean): boolean {
+  route(record: KeyRecord<unknown, K>, message: T, _startNow: boolean): void {
+    const key = record.key;
     if (this.retries !== null && isKeyFailure(key)) {
       // No thread can run it: the policy sends it to the dead letter here.
-      this.unposted(key, message, undefined);
-      return true;
+      this.unposted(record, message, undefined);
+      return;
     }
-    let placement = this.placements.get(key);
-    if (placement !== undefined && placement.unfinished >= this.maxPerKey) return false;
     let transfers: readonly TransferItem[] | undefined;
     const transfer = this.handler.transfer;
     if (transfer !== undefined) {
@@ -79,30 +75,33 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
         // Nothing listed, nothing moved: the message can run again if its thread dies.
         if (list !== undefined && list !== null && list.length > 0) transfers = list;
       } catch (err) {
-        this.unposted(key, message, err);
-        return true;
+        this.unposted(record, message, err);
+        return;
       }
     }
-    if (placement === undefined) {
+    let placement = record.placement as Placed<K> | null;
+    if (placement === null) {
       const slot = this.threads.pickThread();
       slot.pinned++;
-      placement = { slot, mailboxId: ++this.lastMailboxId, unfinished: 0 };
-      this.placements.set(key, placement);
+      placement = { slot, mailboxId: ++this.lastMailboxId, unfinished: 0, record };
+      record.placement = placement;
     }
     placement.unfinished++;
     this.threads.post(this, placement, key, message, transfers);
-    return true;
   }
 
   /** A message no thread will run fails with `error`: with a policy, the policy deals with it here. */
-  private unposted(key: K, message: T, error: unknown): void {
-    if (this.retries !== null) this.retries.unposted(key, message, error);
-    else this.dispatcher.failed(message, key, error);
+  private unposted(record: KeyRecord<unknown, K>, message: T, error: unknown): void {
+    if (this.retries !== null) this.retries.unposted(record.key, message, error);
+    else this.dispatcher.failed(message, record, error);
   }
 
   discard(matches: (message: T) => boolean): T[] {
     const withdrawn = this.threads.withdraw(this, matches as (message: unknown) => boolean);
-    for (const posted of withdrawn) this.unplace(posted);
+    for (const posted of withdrawn) {
+      this.unplace(posted);
+      this.dispatcher.withdrawn(recordOf<K>(posted), 1);
+    }
     return withdrawn.map((posted) => posted.message as T);
   }
 
@@ -112,21 +111,13 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     return messages;
   }
 
-  backlogOf(key: K): number {
-    return backlogIn(this.placements, key);
-  }
-
-  hotKeys(n: number): KeyBacklog[] {
-    return hotKeysIn(this.placements, n);
-  }
-
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.retries?.cancel();
     this.threads.detach(this);
-    for (const placement of this.placements.values()) placement.slot.pinned--;
-    this.placements.clear();
+    for (const { placement } of this.dispatcher.keys.live())
+      if (placement !== null) (placement as KeyPlacement).slot.pinned--;
   }
 
   // ThreadClient: what the executor reports.
@@ -135,9 +126,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
   }
 
   done(posted: PostedMessage): void {
-    if (this.closed) return;
-    this.unplace(posted);
-    this.dispatcher.done(posted.message as T, posted.key as K);
+    if (!this.closed) this.report(recordOf<K>(posted), posted.message as T, posted, false, undefined);
   }
 
   failed(posted: PostedMessage, error: unknown): void {
@@ -147,8 +136,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
       this.retries.gone(posted, error);
       return;
     }
-    this.unplace(posted);
-    this.dispatcher.failed(posted.message as T, posted.key as K, error);
+    this.report(recordOf<K>(posted), posted.message as T, posted, true, error);
   }
 
   ranHeld(posted: PostedMessage, failed: boolean, error?: unknown): void {
@@ -162,12 +150,28 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
 
   decided(posted: PostedMessage | null, message: T, key: K, failed: boolean, error: unknown): void {
     if (this.closed) return;
-    if (posted !== null) {
-      this.threads.release(posted);
-      this.unplace(posted);
-    }
-    if (failed) this.dispatcher.failed(message, key, error);
-    else this.dispatcher.done(message, key);
+    // A message never posted (its key selector failed) has its record under its `KeyFailure` key.
+    const record = posted === null ? this.dispatcher.keys.take(key) : recordOf<K>(posted);
+    if (posted !== null) this.threads.release(posted);
+    this.report(record, message, posted, failed, error);
+  }
+
+  /**
+   * Reports a message's outcome; then its key lets go of its thread with its last message (one of its
+   * parked messages the report let in keeps it), and its record is filed if it holds nothing more.
+   */
+  private report(
+    record: KeyRecord<unknown, K>,
+    message: T,
+    posted: PostedMessage | null,
+    failed: boolean,
+    error: unknown,
+  ): void {
+    if (failed) this.dispatcher.failed(message, record, error);
+    else this.dispatcher.done(message, record);
+    if (this.closed) return;
+    if (posted !== null) this.unplace(posted);
+    this.dispatcher.keys.letGoIfIdle(record);
   }
 
   terminate(error: unknown): unknown[] {
@@ -178,10 +182,15 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
   private unplace(posted: PostedMessage): void {
     const placement = posted.placement;
     if (--placement.unfinished === 0) {
-      this.placements.delete(posted.key as K);
+      recordOf<K>(posted).placement = null;
       placement.slot.pinned--;
     }
   }
+}
+
+/** The key record of a posted message (its placement holds it). */
+function recordOf<K>(posted: PostedMessage): KeyRecord<unknown, K> {
+  return (posted.placement as Placed<K>).record;
 }
 
 /**
