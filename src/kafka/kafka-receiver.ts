@@ -29,7 +29,7 @@ import type {
 import { FetchHold } from './fetch-hold';
 import { DEFAULT_METADATA_MAX_BYTES } from './finished-offsets';
 import type { KafkaMessage, KafkaRecord } from './message';
-import { PartitionTracker, TrackedKafkaMessage } from './partition-tracker';
+import { PartitionTracker, type TrackedKafkaMessage } from './partition-tracker';
 import { ReadyPartitions } from './ready-partitions';
 import { keepsForStarving } from './starving-share';
 
@@ -75,7 +75,7 @@ export interface KafkaReceiverOptions extends TransportHealthOptions {
   closeTimeoutMs?: number;
   /**
    * Fetched messages a partition buffers beyond what was requested before its fetching pauses; it
-   * resumes once the buffer is down to half. Integer ≥ 1. Default 1000; 300 with `fromKafka`
+   * resumes once the buffer is down to half. Integer ≥ 1. Default 1000; 150 with `fromKafka`
    * (kafkajs keeps more per record: see the Kafka guide's Memory section). One more fetch response per
    * partition may land while pausing: its size follows from this (32 bytes a record, 16 KiB–1 MiB,
    * unless the consumer sets `maxBytesPerPartition`), except for a kafkajs consumer given to
@@ -321,7 +321,7 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
         this.ready.add(tracker);
         return NOTHING;
       }
-      const message = tracker.buffer.shift() as TrackedKafkaMessage;
+      const message = tracker.buffer.shift();
       tracker.inFlight++;
       this.inFlight++;
       if (tracker.buffer.size > 0) this.ready.add(tracker);
@@ -485,14 +485,13 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
 
   /** Buffers fetched records for delivery, settling at once those a previous owner finished. */
   private admit(tracker: PartitionTracker, records: readonly KafkaRecord[]): void {
-    const { topic, partition } = tracker;
     for (const record of records) {
       const seq = tracker.receive(record.offset);
       if (tracker.skips(record.offset)) {
         tracker.finish(seq);
         this.countFinished();
       } else {
-        tracker.buffer.push(new TrackedKafkaMessage(topic, partition, record, tracker, seq));
+        tracker.buffer.push(record, seq);
       }
     }
     if (tracker.buffer.size > 0 && !this.ready.has(tracker) && tracker.parked === 0) this.ready.add(tracker);

@@ -1,7 +1,7 @@
-import { RingQueue } from '../internal/ring-queue';
 import type { TopicPartition, TopicPartitionOffset } from './adapter';
 import { decodeFinished, encodeFinished, type FinishedRun } from './finished-offsets';
 import type { KafkaBytes, KafkaHeaders, KafkaMessage, KafkaRecord } from './message';
+import { RecordBuffer } from './record-buffer';
 
 /**
  * The message `keyedDispatch` dispatches. It remembers its partition's tracker and its place in it, so
@@ -66,7 +66,7 @@ const UNFINISHED = -1;
  */
 export class PartitionTracker implements TopicPartition {
   /** Fetched and not yet delivered (no demand yet), in offset order. */
-  readonly buffer = new RingQueue<TrackedKafkaMessage>();
+  readonly buffer: RecordBuffer = new RecordBuffer(this);
   /** The first offset seen (committed or received): every other offset is counted from it. */
   private origin: bigint | null = null;
   /** `origin` as a number, NaN when it is not a safe integer (then offsets take the BigInt path). */
