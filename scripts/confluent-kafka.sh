@@ -60,7 +60,8 @@ build() {
   install_debian_packages
   mkdir -p "$CACHE"
   staging="$(mktemp -d "$dir.build.XXXXXX")"
-  trap 'rm -rf "$staging"' EXIT
+  # Expanded now: the trap runs after this function's locals are gone.
+  trap "rm -rf '$staging'" EXIT
   log "building $PACKAGE@$VERSION for Node $("$bin/node" --version) (about 230 s of CPU time)"
   echo '{"private":true}' >"$staging/package.json"
   (
