@@ -20,11 +20,6 @@ export interface ClientAdapter {
   member?: 'kafkajs' | 'platformatic' | 'confluent';
   /** Whether a revoke holds the rebalance until the partitions' running messages finish (KIP-848). */
   holdsRevokes: boolean;
-  /**
-   * Whether a subscription the broker cannot serve (an invalid topic name) goes unreported: on the
-   * consumer group protocol the broker takes it and assigns nothing, and librdkafka reports nothing.
-   */
-  invalidTopicUnreported?: boolean;
   /** Whether the partitions a member keeps stop fetching while its revoke is held (librdkafka pauses them). */
   pausesKeptDuringRevoke?: boolean;
   /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
@@ -150,7 +145,6 @@ const CONFLUENT: ClientAdapter[] =
           member: 'confluent',
           holdsRevokes: true,
           pausesKeptDuringRevoke: true,
-          invalidTopicUnreported: true,
           adapter: (groupId, topics) =>
             confluentAdapter({
               client: confluent,

@@ -19,6 +19,7 @@ import {
 import { CommitOutcomes } from './confluent/commit-outcomes';
 import { DeferredPauses } from './confluent/deferred-pauses';
 import { byPartition } from './confluent/records';
+import { illegalTopicName } from './confluent/topic-names';
 import { partitionFetchBytes } from './fetch-size';
 
 /**
@@ -256,6 +257,12 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
 
   return {
     async start(to: KafkaConsumerListener) {
+      const illegal = illegalTopicName(topics);
+      if (illegal !== undefined) {
+        throw new Error(
+          `${owner}: topic ${JSON.stringify(illegal)} is not a name Kafka accepts (1 to 249 of a-z, A-Z, 0-9, '.', '_', '-')`,
+        );
+      }
       listener = to;
       const fetchBytes = Number(config['fetch.message.max.bytes'] ?? partitionFetchBytes(to.prefetch));
       const member = create(fetchBytes);
