@@ -1,8 +1,8 @@
-import { alternate, type Measures, type Rounds, type Run, ratios, series } from '../harness';
+import { alternate, type Rounds, ratios, series } from '../harness';
 import type { Report, Scenario } from '../report';
 import { median, rate, ratioCell, table, times } from '../stats';
 import { KEYS, keyedTopic, MESSAGES, PARTITIONS } from './kafka';
-import { childCommand, measure, type RunSpec } from './kafka-runs';
+import { childCommand, childRuns } from './kafka-runs';
 
 /**
  * The Confluent contenders of the `kafka` scenario alone: keyedDispatch on @confluentinc/kafka-javascript
@@ -29,26 +29,13 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
       bound,
     };
   }
-  let groups = 0;
-  let violations = 0;
-  const runs: Record<string, Run> = Object.fromEntries(
-    Object.entries(commands).map(([id, c]) => [
-      id,
-      async (): Promise<Measures> => {
-        const spec: RunSpec = {
-          topic,
-          group: `bench-confluent-${process.pid}-${groups++}`,
-          maxInFlight: c.bound,
-          messages: MESSAGES,
-          keys: KEYS,
-        };
-        const result = await measure([...c.command, '--warm-ups', String(WARM_UPS)], spec);
-        violations += result.violations;
-        console.error(`  ${id}: ${rate(result.rate)} msgs/s`);
-        return { rate: result.rate };
-      },
-    ]),
-  );
+  const { runs, violations } = childRuns(commands, {
+    topic,
+    group: `bench-confluent-${process.pid}`,
+    messages: MESSAGES,
+    keys: KEYS,
+    warmUps: WARM_UPS,
+  });
   const rs: Rounds = await alternate(runs, { warmups: 0, rounds });
   await remove();
   const figures: Record<string, string> = {};
@@ -59,7 +46,7 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
     return `maxInFlight ${b}: ${ratioCell(oursOfFloor)}`;
   });
   return {
-    method: `The \`kafka\` scenario's topic (${MESSAGES.toLocaleString('en-US')} messages, ${KEYS.toLocaleString('en-US')} keys, ${PARTITIONS} partitions) and its 1 ms handler; each run a fresh process that reads the topic ${WARM_UPS} time unmeasured, then once measured in a fresh group (the consumer group protocol, KIP-848). ${rounds} rounds, the order rotated; ratios are medians of per-round ratios (min–max). Per-key order checked; violations in all runs: ${violations}.`,
+    method: `The \`kafka\` scenario's topic (${MESSAGES.toLocaleString('en-US')} messages, ${KEYS.toLocaleString('en-US')} keys, ${PARTITIONS} partitions) and its 1 ms handler; each run a fresh process that reads the topic ${WARM_UPS} time unmeasured, then once measured in a fresh group (the consumer group protocol, KIP-848). ${rounds} rounds, the order rotated; ratios are medians of per-round ratios (min–max). Per-key order checked; violations in all runs: ${violations()}.`,
     tables: [
       table(['contender', 'msgs/s'], rows),
       `keyedDispatch on @confluentinc/kafka-javascript ÷ the floor on the same client, per round: ${floors.join('; ')}.`,

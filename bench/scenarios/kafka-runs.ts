@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { bundle } from '../harness';
+import { bundle, type Measures, type Run } from '../harness';
+import { rate } from '../stats';
 import { type KafkaRunResult, Tally } from './kafka-tally';
 
 /** The command that runs a Node contender (bench/scenarios/kafka-child.ts); its first argument names it. */
@@ -147,3 +148,47 @@ function idleFor(log: string, ms: number): () => boolean {
 
 const logLines = (log: string): string[] =>
   existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
+
+/** What `childRuns` runs: a child's command and the in-flight bound it is given. */
+export interface ChildContender {
+  readonly command: string[];
+  readonly bound: number;
+}
+
+/**
+ * One `Run` per contender, for `alternate`: each a fresh child reading `topic` (`keys` keys, `messages`
+ * in all) in a fresh group named from `group`, after `warmUps` unmeasured passes. `violations` sums the
+ * per-key order violations of every run so far.
+ */
+export function childRuns(
+  contenders: Record<string, ChildContender>,
+  {
+    topic,
+    group,
+    messages,
+    keys,
+    warmUps,
+  }: { topic: string; group: string; messages: number; keys: number; warmUps: number },
+): { runs: Record<string, Run>; violations(): number } {
+  let groups = 0;
+  let violations = 0;
+  const runs: Record<string, Run> = Object.fromEntries(
+    Object.entries(contenders).map(([id, c]) => [
+      id,
+      async (): Promise<Measures> => {
+        const spec: RunSpec = { topic, group: `${group}-${groups++}`, maxInFlight: c.bound, messages, keys };
+        const result = await measure([...c.command, '--warm-ups', String(warmUps)], spec);
+        violations += result.violations;
+        console.error(`  ${id}: ${rate(result.rate)} msgs/s`);
+        const { rate: msgsPerSecond, running, rss, cold = Number.NaN } = result;
+        return {
+          rate: msgsPerSecond,
+          cold: cold / msgsPerSecond,
+          ...(running === undefined ? {} : { running }),
+          ...(rss === undefined ? {} : { rss }),
+        };
+      },
+    ]),
+  );
+  return { runs, violations: () => violations };
+}

@@ -1,10 +1,10 @@
 import { Kafka, logLevel } from 'kafkajs';
-import { alternate, type Measures, type Rounds, type Run, ratios, series } from '../harness';
+import { alternate, type Rounds, ratios, series } from '../harness';
 import { produceKeyedTopic } from '../kafka-topic';
 import type { Report, Scenario } from '../report';
 import { median, rate, ratioCell, table, times } from '../stats';
 import { parallelConsumerCommand } from './kafka-pc';
-import { childCommand, measure, type RunSpec } from './kafka-runs';
+import { childCommand, childRuns } from './kafka-runs';
 
 /**
  * Kafka throughput with a 1 ms handler: keyedDispatch over kafkajs, @platformatic/kafka and
@@ -125,32 +125,13 @@ export async function keyedTopic(name: string): Promise<{ topic: string; remove(
 async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
   const { topic, remove } = await keyedTopic('bench');
   const all = contenders();
-  let groups = 0;
-  let violations = 0;
-  const runs: Record<string, Run> = Object.fromEntries(
-    Object.entries(all).map(([id, c]) => [
-      id,
-      async (): Promise<Measures> => {
-        const spec: RunSpec = {
-          topic,
-          group: `bench-${process.pid}-${groups++}`,
-          maxInFlight: c.bound,
-          messages: MESSAGES,
-          keys: KEYS,
-        };
-        const result = await measure([...c.command, '--warm-ups', String(WARM_UPS)], spec);
-        violations += result.violations;
-        console.error(`  ${id}: ${rate(result.rate)} msgs/s`);
-        const { rate: msgsPerSecond, running, rss, cold = Number.NaN } = result;
-        return {
-          rate: msgsPerSecond,
-          cold: cold / msgsPerSecond,
-          ...(running === undefined ? {} : { running }),
-          ...(rss === undefined ? {} : { rss }),
-        };
-      },
-    ]),
-  );
+  const { runs, violations } = childRuns(all, {
+    topic,
+    group: `bench-${process.pid}`,
+    messages: MESSAGES,
+    keys: KEYS,
+    warmUps: WARM_UPS,
+  });
   const rs: Rounds = await alternate(runs, { warmups: 0, rounds });
   await remove();
   const figures: Record<string, string> = {};
@@ -230,7 +211,7 @@ async function run({ rounds = 3 }: { rounds?: number }): Promise<Report> {
   const slowOfFloor = ratios(rs, `kafkajs-${slow}`, `floor-${slow}`);
   figures[`kafkajs-${slow}.floor`] = times(median(slowOfFloor));
   return {
-    method: `One topic of ${MESSAGES.toLocaleString('en-US')} messages (\`key:seq\`, ${KEYS.toLocaleString('en-US')} keys, in order per key, ${PARTITIONS} partitions) on one local broker. Every run is a fresh process (a JVM for Parallel Consumer) that reads the whole topic from the start ${WARM_UPS} times unmeasured (a warm-up, in a consumer group of its own, stopped before the next pass) and then once more, measured, in a fresh group; its rate runs from its first handled message to its last, so start-up and the group join do not count. ${rounds} rounds, every contender once a round, the order rotated; ratios are medians of per-round ratios (min–max). Handlers: keyedDispatch and \`eachMessage\` \`await\` a \`setTimeout(1)\` (\`setTimeout(${SLOW_HANDLER_MS})\` where a row says so); Parallel Consumer \`Thread.sleep(1)\` on its pool of \`maxConcurrency\` threads (KEY order, commits every 1 s). Every contender parses each message and checks per-key order; violations in all runs: ${violations}. Peak RSS: the Node process's maximum resident set size (its warm-up passes included), median over rounds (\`npm run bench -- kafka-memory\` measures it on a 1,000,000-record backlog). The handler alone (no Kafka) and the raw clients (fetch and commit, no handler) are the ceilings a pipeline on one Node thread works under.`,
+    method: `One topic of ${MESSAGES.toLocaleString('en-US')} messages (\`key:seq\`, ${KEYS.toLocaleString('en-US')} keys, in order per key, ${PARTITIONS} partitions) on one local broker. Every run is a fresh process (a JVM for Parallel Consumer) that reads the whole topic from the start ${WARM_UPS} times unmeasured (a warm-up, in a consumer group of its own, stopped before the next pass) and then once more, measured, in a fresh group; its rate runs from its first handled message to its last, so start-up and the group join do not count. ${rounds} rounds, every contender once a round, the order rotated; ratios are medians of per-round ratios (min–max). Handlers: keyedDispatch and \`eachMessage\` \`await\` a \`setTimeout(1)\` (\`setTimeout(${SLOW_HANDLER_MS})\` where a row says so); Parallel Consumer \`Thread.sleep(1)\` on its pool of \`maxConcurrency\` threads (KEY order, commits every 1 s). Every contender parses each message and checks per-key order; violations in all runs: ${violations()}. Peak RSS: the Node process's maximum resident set size (its warm-up passes included), median over rounds (\`npm run bench -- kafka-memory\` measures it on a 1,000,000-record backlog). The handler alone (no Kafka) and the raw clients (fetch and commit, no handler) are the ceilings a pipeline on one Node thread works under.`,
     tables: [
       table(
         [
