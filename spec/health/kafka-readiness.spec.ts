@@ -1,9 +1,7 @@
-import { DispatchStats, HealthCheck, type HealthProblem, keyedDispatch } from 'keyed-dispatch';
-import { type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
-import { lastValueFrom } from 'rxjs';
+import { DispatchStats, HealthCheck, type HealthProblem } from 'keyed-dispatch';
 import { ADAPTERS } from '../kafka/adapters';
 import { BROKER, unique, within } from '../kafka/broker';
-import { useEventTopics } from '../kafka/events';
+import { dispatchRecords, useEventTopics } from '../kafka/events';
 import { LateProxy } from '../kafka/late-proxy';
 
 jest.setTimeout(40_000);
@@ -25,18 +23,9 @@ describe.each(ADAPTERS)('HealthCheck of a Kafka consumer on $name', (kind) => {
       { maxUnreachableMs: 30_000 },
       { broker: proxy.address, quickRetries: true },
     );
-    const output = lastValueFrom(
-      receiver.pipe(
-        keyedDispatch<KafkaMessage, string, void>({
-          key: kafkaKey,
-          stats,
-          handle: async (m) => {
-            handled.add(m.offset);
-          },
-        }),
-      ),
-      { defaultValue: undefined },
-    );
+    const output = dispatchRecords(receiver, stats, async (m) => {
+      handled.add(m.offset);
+    });
     const seen = new Set<HealthProblem>();
     let alwaysLive = true;
     const watch = () => {

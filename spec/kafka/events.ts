@@ -1,5 +1,7 @@
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
-import { type KafkaMessage, keyedProducer } from 'keyed-dispatch/kafka';
+import { type DispatchStats, keyedDispatch } from 'keyed-dispatch';
+import { type KafkaMessage, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
+import { lastValueFrom, type Observable } from 'rxjs';
 import { BROKER_START_MS, createTopic, ensureBroker, kafka, unique } from './broker';
 
 /** What the Kafka specs send: per-key numbered events. */
@@ -9,6 +11,20 @@ export interface Event {
 }
 
 export const decode = (m: KafkaMessage): Event => JSON.parse(m.value!.toString());
+
+/** `receiver`'s records dispatched by record key to `handle`, counted in `stats`: the output's end. */
+export function dispatchRecords(
+  receiver: Observable<KafkaMessage>,
+  stats: DispatchStats,
+  handle: (m: KafkaMessage) => Promise<void>,
+): Promise<void> {
+  return lastValueFrom(
+    receiver.pipe(keyedDispatch<KafkaMessage, string, void>({ key: kafkaKey, stats, handle })),
+    {
+      defaultValue: undefined,
+    },
+  );
+}
 
 /**
  * A spec file's admin client and producer on the local broker (connected before its tests, closed

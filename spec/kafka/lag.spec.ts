@@ -1,10 +1,9 @@
-import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
-import { type KafkaMessage, kafkaKey, type TransportLag } from 'keyed-dispatch/kafka';
-import { lastValueFrom } from 'rxjs';
+import { DispatchStats } from 'keyed-dispatch';
+import type { TransportLag } from 'keyed-dispatch/kafka';
 import { deferred } from '../support/waits';
 import { ADAPTERS } from './adapters';
 import { createTopic, unique, within } from './broker';
-import { decode, type Event, useEventTopics } from './events';
+import { decode, dispatchRecords, type Event, useEventTopics } from './events';
 
 jest.setTimeout(60_000);
 
@@ -32,18 +31,9 @@ describe.each(ADAPTERS)('Kafka lag on $name with a real broker', (kind) => {
     const gate = deferred();
     // a#4 and b#1 wait: each key's later events queue behind them, unfinished.
     const held = ({ key, seq }: Event) => (key === 'a' && seq >= 4) || (key === 'b' && seq >= 1);
-    const output = lastValueFrom(
-      receiver.pipe(
-        keyedDispatch<KafkaMessage, string, void>({
-          key: kafkaKey,
-          stats,
-          handle: async (m) => {
-            if (held(decode(m))) await gate.promise;
-          },
-        }),
-      ),
-      { defaultValue: undefined },
-    );
+    const output = dispatchRecords(receiver, stats, async (m) => {
+      if (held(decode(m))) await gate.promise;
+    });
     const lagOf = () => byPartition(stats.snapshot().transportLag);
     const committedAt = (...offsets: string[]) =>
       within(

@@ -1,9 +1,7 @@
-import { DispatchStats, keyedDispatch, type TransportFault, TransportUnreachableError } from 'keyed-dispatch';
-import { type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
-import { lastValueFrom } from 'rxjs';
+import { DispatchStats, type TransportFault, TransportUnreachableError } from 'keyed-dispatch';
 import { ADAPTERS, type ClientAdapter } from './adapters';
 import { BROKER, unique, within } from './broker';
-import { useEventTopics } from './events';
+import { dispatchRecords, useEventTopics } from './events';
 import { LateProxy } from './late-proxy';
 
 jest.setTimeout(40_000);
@@ -37,18 +35,9 @@ function member(
   );
   const startedAt = Date.now();
   const state = { endedAfterMs: null as number | null, error: undefined as unknown };
-  const output = lastValueFrom(
-    receiver.pipe(
-      keyedDispatch<KafkaMessage, string, void>({
-        key: kafkaKey,
-        stats,
-        handle: async (m) => {
-          handled.add(`${m.partition}:${m.offset}`);
-        },
-      }),
-    ),
-    { defaultValue: undefined },
-  ).then(
+  const output = dispatchRecords(receiver, stats, async (m) => {
+    handled.add(`${m.partition}:${m.offset}`);
+  }).then(
     () => {
       state.endedAfterMs = Date.now() - startedAt;
     },
