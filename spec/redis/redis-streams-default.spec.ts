@@ -1,34 +1,23 @@
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { DispatchStats, keyedDispatch } from 'keyed-dispatch';
 import { fromRedisStreams, type RedisStreamMessage } from 'keyed-dispatch/redis';
 import { within } from '../kafka/broker';
 import { within as timed } from '../lanes/shared-state';
-import { startBroker } from '../support/brokers';
-import { pendingByConsumer } from './support';
+import { pendingByConsumer, useSharedRedis } from './support';
 
-/** Stream names unique to this run, so reruns start clean. */
-const RUN = `kd-spec-redis-default-${process.pid}-${Date.now()}`;
 const GROUP = 'workers';
 
+const shared = useSharedRedis('kd-spec-redis-default');
 let redis: Redis;
-const created: string[] = [];
-
 beforeAll(() => {
-  startBroker('redis');
-  redis = new Redis({ host: '127.0.0.1', port: 6379 });
-});
-
-afterAll(async () => {
-  if (created.length > 0) await redis.del(...created);
-  await redis.quit();
+  redis = shared.redis;
 });
 
 afterEach(() => jest.restoreAllMocks());
 
 describe('fromRedisStreams with no failure policy', () => {
   it("retries an entry whose handler fails in its key's mailbox, pending while it fails, while every other key's entries complete", async () => {
-    const stream = `${RUN}-poison`;
-    created.push(stream);
+    const stream = shared.stream('poison');
     const poisonId = await redis.xadd(stream, '*', 'key', 'poison', 'data', 'p');
     for (let i = 0; i < 30; i++) await redis.xadd(stream, '*', 'key', `k${i % 5}`, 'data', String(i));
     const logged: string[] = [];

@@ -1,32 +1,21 @@
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { DispatchStats, keyedDispatch, MessageError, retryPolicy } from 'keyed-dispatch';
 import { fromRedisStreams, type RedisStreamMessage } from 'keyed-dispatch/redis';
 import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { within } from '../kafka/broker';
-import { startBroker } from '../support/brokers';
-import { pendingByConsumer } from './support';
+import { pendingByConsumer, useSharedRedis } from './support';
 
-/** Stream names unique to this run, so reruns start clean. */
-const RUN = `kd-spec-redis-failures-${process.pid}-${Date.now()}`;
 const GROUP = 'workers';
 
+const shared = useSharedRedis('kd-spec-redis-failures');
 let redis: Redis;
-const created: string[] = [];
-
 beforeAll(() => {
-  startBroker('redis');
-  redis = new Redis({ host: '127.0.0.1', port: 6379 });
-});
-
-afterAll(async () => {
-  if (created.length > 0) await redis.del(...created);
-  await redis.quit();
+  redis = shared.redis;
 });
 
 /** A stream of this run with `data` entries, all of key `k`; returns its name. */
 async function streamOf(name: string, ...data: string[]): Promise<string> {
-  const stream = `${RUN}-${name}`;
-  created.push(stream);
+  const stream = shared.stream(name);
   for (const d of data) await redis.xadd(stream, '*', 'key', 'k', 'data', d);
   return stream;
 }
