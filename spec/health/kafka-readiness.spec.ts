@@ -23,9 +23,13 @@ describe.each(ADAPTERS)('HealthCheck of a Kafka consumer on $name', (kind) => {
       { maxUnreachableMs: 30_000 },
       { broker: proxy.address, quickRetries: true },
     );
-    const output = dispatchRecords(receiver, stats, async (m) => {
-      handled.add(m.offset);
-    });
+    const output = dispatchRecords(
+      receiver,
+      async (m) => {
+        handled.add(m.offset);
+      },
+      stats,
+    );
     const seen = new Set<HealthProblem>();
     let alwaysLive = true;
     const watch = () => {

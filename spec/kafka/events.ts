@@ -12,11 +12,11 @@ export interface Event {
 
 export const decode = (m: KafkaMessage): Event => JSON.parse(m.value!.toString());
 
-/** `receiver`'s records dispatched by record key to `handle`, counted in `stats`: the output's end. */
+/** `receiver`'s records dispatched by record key to `handle` (counted in `stats`, if given): the output's end. */
 export function dispatchRecords(
   receiver: Observable<KafkaMessage>,
-  stats: DispatchStats,
   handle: (m: KafkaMessage) => Promise<void>,
+  stats?: DispatchStats,
 ): Promise<void> {
   return lastValueFrom(
     receiver.pipe(keyedDispatch<KafkaMessage, string, void>({ key: kafkaKey, stats, handle })),

@@ -1,10 +1,8 @@
 import { Socket } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
-import { keyedDispatch } from 'keyed-dispatch';
-import { fromKafka, type KafkaMessage, kafkaKey } from 'keyed-dispatch/kafka';
-import { lastValueFrom } from 'rxjs';
+import { fromKafka } from 'keyed-dispatch/kafka';
 import { BROKER, groupMembers, QUICK_GROUP, unique, within } from './broker';
-import { useEventTopics } from './events';
+import { dispatchRecords, useEventTopics } from './events';
 
 jest.setTimeout(60_000);
 const eventTopics = useEventTopics('kafkajs-restart');
@@ -65,17 +63,9 @@ describe('a kafkajs receiver closed while kafkajs restarts its consumer after a 
     consumer.on(consumer.events.FETCH_START, () => fetches++);
     const receiver = fromKafka({ consumer, admin: client.admin(), topics: [topic], fromBeginning: true });
     let handled = 0;
-    const output = lastValueFrom(
-      receiver.pipe(
-        keyedDispatch<KafkaMessage, string, void>({
-          key: kafkaKey,
-          handle: async () => {
-            handled++;
-          },
-        }),
-      ),
-      { defaultValue: undefined },
-    );
+    const output = dispatchRecords(receiver, async () => {
+      handled++;
+    });
     try {
       expect(await within(20_000, () => handled === 20)).toBe(true);
 

@@ -31,9 +31,13 @@ describe.each(ADAPTERS)('Kafka lag on $name with a real broker', (kind) => {
     const gate = deferred();
     // a#4 and b#1 wait: each key's later events queue behind them, unfinished.
     const held = ({ key, seq }: Event) => (key === 'a' && seq >= 4) || (key === 'b' && seq >= 1);
-    const output = dispatchRecords(receiver, stats, async (m) => {
-      if (held(decode(m))) await gate.promise;
-    });
+    const output = dispatchRecords(
+      receiver,
+      async (m) => {
+        if (held(decode(m))) await gate.promise;
+      },
+      stats,
+    );
     const lagOf = () => byPartition(stats.snapshot().transportLag);
     const committedAt = (...offsets: string[]) =>
       within(

@@ -35,9 +35,13 @@ function member(
   );
   const startedAt = Date.now();
   const state = { endedAfterMs: null as number | null, error: undefined as unknown };
-  const output = dispatchRecords(receiver, stats, async (m) => {
-    handled.add(`${m.partition}:${m.offset}`);
-  }).then(
+  const output = dispatchRecords(
+    receiver,
+    async (m) => {
+      handled.add(`${m.partition}:${m.offset}`);
+    },
+    stats,
+  ).then(
     () => {
       state.endedAfterMs = Date.now() - startedAt;
     },

@@ -8,7 +8,7 @@ import { lastValueFrom } from 'rxjs';
 import { sleep } from '../support/waits';
 import { ADAPTERS } from './adapters';
 import { BROKER, offsets, QUICK_GROUP, unique, within } from './broker';
-import { decode, type Event, useEventTopics } from './events';
+import { decode, dispatchRecords, type Event, useEventTopics } from './events';
 import { buildMemberScript } from './member-script';
 
 jest.setTimeout(90_000);
@@ -48,17 +48,9 @@ describe.each(['consumer', 'classic'] as const)(
         commitIntervalMs: 100,
       });
       let handled = 0;
-      const output = lastValueFrom(
-        receiver.pipe(
-          keyedDispatch<KafkaMessage, string, void>({
-            key: kafkaKey,
-            handle: async () => {
-              handled++;
-            },
-          }),
-        ),
-        { defaultValue: undefined },
-      );
+      const output = dispatchRecords(receiver, async () => {
+        handled++;
+      });
       try {
         const { end } = await offsets(eventTopics.client, groupId, topic);
         // Committed while it runs (every 100 ms), not only by close().
