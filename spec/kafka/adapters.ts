@@ -22,8 +22,8 @@ export interface ClientAdapter {
   holdsRevokes: boolean;
   /** Whether the partitions a member keeps stop fetching while its revoke is held (librdkafka pauses them). */
   pausesKeptDuringRevoke?: boolean;
-  /** An adapter for a new member of `groupId` reading `topics` from the beginning. */
-  adapter(groupId: string, topics: string[]): KafkaConsumerAdapter;
+  /** An adapter for a new member of `groupId` reading `topics` from the beginning; `client` as `receiver`'s. */
+  adapter(groupId: string, topics: string[], client?: ClientSettings): KafkaConsumerAdapter;
   /**
    * A receiver built by the adapter's public entry (`fromKafka`, `fromPlatformaticKafka`); `client`
    * changes how its client reaches the broker and fetches.
@@ -106,7 +106,7 @@ const platformaticClassicConsumer = (groupId: string, client: ClientSettings = {
 
 /**
  * @confluentinc/kafka-javascript, where it is built (`scripts/confluent-kafka.sh install`): its set-up
- * runs only there. CI does not build it (a fresh build takes about 230 s of CPU time, 20 minutes on two busy cores).
+ * runs only there (CI builds it, or takes it from its cache).
  */
 export const confluent: ConfluentKafkaClient | undefined = (() => {
   try {
@@ -145,10 +145,10 @@ const CONFLUENT: ClientAdapter[] =
           member: 'confluent',
           holdsRevokes: true,
           pausesKeptDuringRevoke: true,
-          adapter: (groupId, topics) =>
+          adapter: (groupId, topics, client) =>
             confluentAdapter({
               client: confluent,
-              config: confluentConfig(groupId),
+              config: confluentConfig(groupId, client),
               topics,
               fromBeginning: true,
             }),
@@ -168,8 +168,12 @@ export const ADAPTERS: ClientAdapter[] = [
     name: 'kafkajs',
     member: 'kafkajs',
     holdsRevokes: false,
-    adapter: (groupId, topics) =>
-      kafkajsAdapter(kafkajsConsumer(groupId), { topics, fromBeginning: true, admin: kafkajsAdmin() }),
+    adapter: (groupId, topics, client) =>
+      kafkajsAdapter(kafkajsConsumer(groupId, client), {
+        topics,
+        fromBeginning: true,
+        admin: kafkajsAdmin(client),
+      }),
     receiver: (groupId, topics, options, client) =>
       fromKafka({
         consumer: kafkajsConsumer(groupId, client),
@@ -183,8 +187,12 @@ export const ADAPTERS: ClientAdapter[] = [
     name: '@platformatic/kafka',
     member: 'platformatic',
     holdsRevokes: true,
-    adapter: (groupId, topics) =>
-      platformaticAdapter(platformaticConsumer(groupId), { topics, fromBeginning: true, maxWaitMs: 100 }),
+    adapter: (groupId, topics, client) =>
+      platformaticAdapter(platformaticConsumer(groupId, client), {
+        topics,
+        fromBeginning: true,
+        maxWaitMs: client?.maxWaitMs ?? 100,
+      }),
     receiver: (groupId, topics, options, client) =>
       fromPlatformaticKafka({
         consumer: platformaticConsumer(groupId, client),
@@ -197,11 +205,11 @@ export const ADAPTERS: ClientAdapter[] = [
   {
     name: '@platformatic/kafka on the classic protocol',
     holdsRevokes: false,
-    adapter: (groupId, topics) =>
-      platformaticAdapter(platformaticClassicConsumer(groupId), {
+    adapter: (groupId, topics, client) =>
+      platformaticAdapter(platformaticClassicConsumer(groupId, client), {
         topics,
         fromBeginning: true,
-        maxWaitMs: 100,
+        maxWaitMs: client?.maxWaitMs ?? 100,
       }),
     receiver: (groupId, topics, options, client) =>
       fromPlatformaticKafka({

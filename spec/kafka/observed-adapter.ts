@@ -26,7 +26,11 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
   revokesRunning = 0;
   private waiters: Array<{ matches: (e: AdapterEvent) => boolean; resolve: () => void }> = [];
 
-  constructor(private readonly inner: KafkaConsumerAdapter) {}
+  /** `committedDelayMs`: reading commit metadata back answers that much later, as a loaded broker's may. */
+  constructor(
+    private readonly inner: KafkaConsumerAdapter,
+    private readonly committedDelayMs = 0,
+  ) {}
 
   /** Resolves at the first event (already recorded or future) that `matches` accepts. */
   next(matches: (e: AdapterEvent) => boolean, after = 0): Promise<void> {
@@ -90,8 +94,10 @@ export class ObservedAdapter implements KafkaConsumerAdapter {
     return this.inner.commit(offsets);
   }
 
-  committed(partitions: readonly TopicPartition[]): ReturnType<KafkaConsumerAdapter['committed']> {
-    return this.inner.committed(partitions);
+  async committed(partitions: readonly TopicPartition[]): ReturnType<KafkaConsumerAdapter['committed']> {
+    const committed = await this.inner.committed(partitions);
+    if (this.committedDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.committedDelayMs));
+    return committed;
   }
 
   close(): Promise<void> {

@@ -22,8 +22,25 @@ export class FetchHold {
     const previous = this.batchAt.get(tracker) ?? 0;
     this.batchAt.set(tracker, ++this.batches);
     for (const other of live) {
-      if (other !== tracker && !other.paused && (this.flowAt.get(other) ?? 0) > previous) return;
+      if (other !== tracker && !other.paused && (this.flowAt.get(other) ?? 0) > previous) {
+        // A hold from before the batch was served (`loading`) ends here.
+        this.holding.delete(tracker);
+        tracker.releaseRoom();
+        return;
+      }
     }
+    this.hold(tracker);
+  }
+
+  /**
+   * A partition's first records, a prefetch of them, wait for its commit metadata: it holds fetching
+   * until they are served (`filled` decides then), or a client would fetch its whole backlog meanwhile.
+   */
+  loading(tracker: PartitionTracker): void {
+    this.hold(tracker);
+  }
+
+  private hold(tracker: PartitionTracker): void {
     tracker.holdForRoom();
     this.holding.add(tracker);
   }

@@ -455,8 +455,10 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
       tracker.highWatermark = highWatermark;
       tracker.highWatermarkAt = Date.now();
     }
-    if (tracker.loading) tracker.pending.push(records);
-    else {
+    if (tracker.loading) {
+      tracker.pending.push(records);
+      if (pendingRecords(tracker) >= this.options.prefetch) this.fetchHold.loading(tracker);
+    } else {
       this.admit(tracker, records);
       this.serve([tracker]);
     }
@@ -745,4 +747,11 @@ class KafkaSession extends PullSession<KafkaMessage> implements KafkaConsumerLis
     });
     return true;
   }
+}
+
+/** Records fetched while the tracker's commit metadata loads. */
+function pendingRecords(tracker: PartitionTracker): number {
+  let records = 0;
+  for (const batch of tracker.pending) records += batch.length;
+  return records;
 }
