@@ -1,7 +1,15 @@
+import { availableParallelism } from 'node:os';
 import type { Config } from 'jest';
 
+/**
+ * Specs that share the brokers (some stop and start them, or time a broker's answers) or a browser,
+ * and the examples' specs (most run against a broker): they run one at a time, after the others.
+ */
+const SERIAL =
+  '/spec/((redis|nats|kafka|examples)/.*|otel/tracing-(kafka|streams)|health/kafka-readiness|dashboard/browser)\\.spec\\.ts$';
+
 // Specs import the package by name, exactly as users do; the name maps to the sources.
-const config: Config = {
+const project: Config = {
   testEnvironment: 'node',
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.spec.ts'],
@@ -16,7 +24,22 @@ const config: Config = {
     '^keyed-dispatch$': '<rootDir>/src/index.ts',
     '^keyed-dispatch/(.*)$': '<rootDir>/src/$1/index.ts',
   },
+};
+
+const config: Config = {
+  // The specs that need no broker run side by side, on every core but one (two at least).
+  maxWorkers: Math.max(2, availableParallelism() - 1),
   testTimeout: 30_000,
+  projects: [
+    { ...project, displayName: 'local', testPathIgnorePatterns: [SERIAL] },
+    {
+      ...project,
+      displayName: 'serial',
+      testMatch: undefined,
+      testRegex: SERIAL,
+      runner: '<rootDir>/scripts/jest-serial-runner.js',
+    },
+  ],
 };
 
 export default config;

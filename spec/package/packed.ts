@@ -1,14 +1,52 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const ROOT = join(__dirname, '..', '..');
 
-/** The package as built (`npm run build`, which CI runs before the specs); built here when missing. */
+/**
+ * The package as built (`npm run build`, which CI runs before the specs); built here when missing or
+ * older than a source. Specs run side by side: one builds, under a lock, while the others wait for it.
+ */
 export function ensureBuilt(): void {
-  if (!existsSync(join(ROOT, 'dist', 'index.mjs'))) {
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
+  if (builtAfterSources()) return;
+  const lock = join(ROOT, 'node_modules', '.keyed-dispatch-build.lock');
+  while (!tryMkdir(lock)) {
+    // A lock older than any build is one a killed run left.
+    const lockedAt = statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+    if (Date.now() - lockedAt > BUILD_MS) rmSync(lock, { force: true, recursive: true });
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+  }
+  try {
+    if (!builtAfterSources()) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** Longer than any build takes. */
+const BUILD_MS = 120_000;
+
+/** Whether dist/ was built after the last change to a source file or the build's configuration. */
+function builtAfterSources(): boolean {
+  const built = join(ROOT, 'dist', 'index.mjs');
+  if (!existsSync(built)) return false;
+  const builtAt = statSync(built).mtimeMs;
+  const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).map((f) =>
+    join('src', f),
+  );
+  return [...sources, 'package.json', 'tsup.config.ts'].every(
+    (f) => statSync(join(ROOT, f)).mtimeMs <= builtAt,
+  );
+}
+
+function tryMkdir(path: string): boolean {
+  try {
+    mkdirSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 
