@@ -91,6 +91,13 @@ const OUTAGE_CODES = new Set<unknown>([
  */
 const CONNECT_WAIT_MS = 30_000;
 
+/**
+ * The longest one metadata request of a start waits; the start asks again (with a new consumer) until
+ * its connect wait has passed. A consumer's disconnect waits for its metadata request (the client holds
+ * the connection's lock meanwhile), so this bounds how long a close waits while the broker does not answer.
+ */
+const CONNECT_SLICE_MS = 2000;
+
 /** Whether `error` is one an outage causes, or one librdkafka calls retriable. */
 function causedByOutage(error: unknown): boolean {
   return causedBy(error, (e) => {
@@ -169,6 +176,32 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
       offset_commit_cb: (error: RdKafkaError | null, partitions: RdTopicPartition[]) =>
         commits.answered(error, partitions),
     }) as RdKafkaConsumer;
+
+  /**
+   * A new consumer that has the broker's metadata. It asks in slices of at most `CONNECT_SLICE_MS`
+   * (each failed one tears its consumer down), so a close never waits long for a broker that does not
+   * answer; without an answer within the connect wait, the last slice's error fails the start.
+   */
+  async function connected(fetchBytes: number, to: KafkaConsumerListener): Promise<RdKafkaConsumer> {
+    const deadline = Date.now() + Number(config['socket.timeout.ms'] ?? CONNECT_WAIT_MS);
+    for (;;) {
+      const member = create(fetchBytes);
+      consumer = member;
+      member.on('event.error', (error) => {
+        if (!closed) to.transportFailed('connection', error);
+      });
+      const timeout = Math.max(1, Math.min(CONNECT_SLICE_MS, deadline - Date.now()));
+      try {
+        await new Promise<void>((resolve, reject) =>
+          member.connect({ timeout }, (error) => (error ? reject(error) : resolve())),
+        );
+        return member;
+      } catch (error) {
+        consumer = null;
+        if (closed || Date.now() >= deadline || !causedByOutage(error)) throw error;
+      }
+    }
+  }
 
   /**
    * librdkafka waits for the assign or unassign call: a revoke's comes once the receiver let the
@@ -265,21 +298,7 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
       }
       listener = to;
       const fetchBytes = Number(config['fetch.message.max.bytes'] ?? partitionFetchBytes(to.prefetch));
-      const member = create(fetchBytes);
-      consumer = member;
-      member.on('event.error', (error) => {
-        if (!closed) to.transportFailed('connection', error);
-      });
-      try {
-        await new Promise<void>((resolve, reject) =>
-          member.connect({ timeout: Number(config['socket.timeout.ms'] ?? CONNECT_WAIT_MS) }, (error) =>
-            error ? reject(error) : resolve(),
-          ),
-        );
-      } catch (error) {
-        consumer = null;
-        throw error;
-      }
+      const member = await connected(fetchBytes, to);
       admin = client.AdminClient.createFrom(member as never) as RdKafkaAdmin;
       member.setDefaultConsumeTimeout(CONSUME_WAIT_MS);
       member.setDefaultIsTimeoutOnlyForFirstMessage(true);
