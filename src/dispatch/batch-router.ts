@@ -41,7 +41,7 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     this.inner.open();
   }
 
-  route(record: Record<T, K>, message: T, _startNow: boolean): void {
+  route(record: Record<T, K>, message: T): void {
     const batches = (record.batches ??= { running: null, next: [] });
     const newest = batches.next[batches.next.length - 1];
     if (newest !== undefined && newest.length < this.maxBatch) newest.push(message);
@@ -72,7 +72,7 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     if (batch === undefined || this.closed) return;
     batches.running = batch;
     // One batch of a key at a time. At the end of a burst, from a scheduled action: never within a turn.
-    this.inner.route(record as KeyRecord<unknown, K>, batch, false);
+    this.inner.route(record as KeyRecord<unknown, K>, batch);
   }
 
   discard(matches: (message: T) => boolean): T[] {

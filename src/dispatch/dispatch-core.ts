@@ -80,8 +80,6 @@ export class DispatchCore<T, K, R>
   private readonly requestBelow: number;
   /** More demand is due in a microtask (a request stopped at `MAX_REQUEST`): none is asked for before it. */
   private requestQueued = false;
-  /** Admitting what a refill of the window pulled, after a handler ended (see `Router.route`'s `startNow`). */
-  private refilling = false;
   /** The source completed: the output completes once nothing is in flight. */
   private sourceDone = false;
   /** The receiver is being opened: its session is not known yet, so the output cannot complete. */
@@ -216,7 +214,7 @@ export class DispatchCore<T, K, R>
       return;
     }
     this.outstanding--;
-    this.admit(message, this.refilling);
+    this.admit(message);
   }
 
   error(err: unknown): void {
@@ -266,7 +264,7 @@ export class DispatchCore<T, K, R>
   /** A plain source's message: admitted if the window (and the parking area) has room, else overflow policy. */
   offer(message: T): void {
     if (this.closed) return;
-    if (this.hasRoom() && this.overflow.size === 0) this.admit(message, false);
+    if (this.hasRoom() && this.overflow.size === 0) this.admit(message);
     else if (this.options.onOverflow === 'error')
       this.terminate(new WindowOverflowError(this.options.maxInFlight));
     else this.overflow.push(message);
@@ -274,9 +272,8 @@ export class DispatchCore<T, K, R>
 
   /**
    * Takes a message in: into the window and on to the router, or parked, as its key's record decides
-   * (see `Router.route` for `startNow`).
    */
-  private admit(message: T, startNow: boolean): void {
+  private admit(message: T): void {
     const key = callUser(this.options.key, message, undefined, undefined, this.keyThrew);
     if (key === THREW) {
       this.keyFailed(message, this.keyError);
@@ -288,18 +285,18 @@ export class DispatchCore<T, K, R>
       return;
     }
     const record = this.keys.take(key);
-    if (this.keys.admits(record)) this.enter(record, message, startNow);
+    if (this.keys.admits(record)) this.enter(record, message);
     else this.park(record, message);
   }
 
   /** Hands a message to the router, into the window. */
-  private enter(record: KeyRecord<T, K>, message: T, startNow: boolean): void {
+  private enter(record: KeyRecord<T, K>, message: T): void {
     this.admitted++;
     record.unfinished++;
     // Counted before routing: a handler may finish within it.
     const inFlight = ++this.inFlight;
     if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
-    this.router.route(record as KeyRecord<unknown, K>, message, startNow);
+    this.router.route(record as KeyRecord<unknown, K>, message);
   }
 
   /** Waits outside the window, behind the key's other parked messages: the one place a message parks. */
@@ -314,7 +311,7 @@ export class DispatchCore<T, K, R>
   private unpark(record: KeyRecord<T, K>): void {
     while (record.parked !== null && !this.closed && this.keys.admits(record, true)) {
       const message = this.keys.unpark(record);
-      this.enter(record, message, false);
+      this.enter(record, message);
       if (this.closed) return; // its routing failed, and the output errored: teardown forgot the parked
       this.tell('unparked', message);
     }
@@ -354,7 +351,7 @@ export class DispatchCore<T, K, R>
    */
   private keyFailed(message: T, error: unknown): void {
     // A key of its own holds nothing yet, so its share always has room.
-    if (this.hasPolicy) this.enter(this.keys.take(new KeyFailure(error) as K), message, false);
+    if (this.hasPolicy) this.enter(this.keys.take(new KeyFailure(error) as K), message);
     else {
       this.failedAttempts++;
       this.terminate(this.messageFailure(message, undefined, error));
@@ -474,15 +471,19 @@ export class DispatchCore<T, K, R>
    */
   private admitOverflowed(): void {
     if (this.options.maxInFlight - this.inFlight < this.requestAt) return;
-    // Called only after a handler ended: a refill (see `Router.route`'s `startNow`).
-    while (this.overflow.size > 0 && this.hasRoom() && !this.closed)
-      this.admit(this.overflow.shift() as T, true);
+    // Called only after a handler ended: a refill, so a new key may start in the running turn.
+    this.loop.beginRefill();
+    try {
+      while (this.overflow.size > 0 && this.hasRoom() && !this.closed) this.admit(this.overflow.shift() as T);
+    } finally {
+      this.loop.endRefill();
+    }
   }
 
   /**
    * Asks the receiver for more once a batch's worth is free: of the window, and of the parking area, so
    * that whatever arrives can wait there if its key is at its share. `refill`: asked after a handler
-   * ended, with no code of the user's on the stack (see `Router.route`'s `startNow`).
+   * ended, with no code of the user's on the stack (see `LaneLoop.beginRefill`).
    */
   private requestMore(refill = false): void {
     if (this.session === null || this.sourceDone || this.closed || this.requestQueued) return;
@@ -503,17 +504,17 @@ export class DispatchCore<T, K, R>
   private request(session: ReceiverSession<T>, free: number, refill = false): void {
     const now = Math.min(free, MAX_REQUEST);
     this.outstanding += now;
-    const refilling = this.refilling;
     // A handler may start inside the handover only where the session says it can be re-entered from there.
-    this.refilling = (refill && session.reentrant === true) || refilling;
+    const refills = refill && session.reentrant === true;
     this.loop.hold();
+    if (refills) this.loop.beginRefill();
     try {
       session.request(now);
     } catch (err) {
       // From the first request, or from a refill after a handler ended, where nothing else would see it.
       this.terminate(err);
     } finally {
-      this.refilling = refilling;
+      if (refills) this.loop.endRefill();
       this.loop.release();
     }
     if (now < free && !this.requestQueued) {

@@ -48,7 +48,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     this.lanes.attach(this.dispatcher);
   }
 
-  route(record: KeyRecord<unknown, K>, message: T, startNow: boolean): void {
+  route(record: KeyRecord<unknown, K>, message: T): void {
     let mailbox = record.placement as Mailbox<T, K, R> | null;
     if (mailbox === null) {
       // The key has none on the lanes: the record's mailbox (made with its first message) is placed.
@@ -57,7 +57,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
       mailbox = (record.spare as Mailbox<T, K, R> | null) ?? newMailbox<T, K, R>(record);
       record.placement = mailbox.open(record.key, lane, this);
     }
-    mailbox.post(message, startNow);
+    mailbox.post(message);
   }
 
   discard(matches: (message: T) => boolean): T[] {

@@ -91,6 +91,11 @@ export class LaneLoop {
   private waiting = 0;
   /** Open holds: admission batches that must finish before lanes run. */
   private holds = 0;
+  /**
+   * Open refills: a dispatcher admits what it pulled after a handler ended, with no code of the user's on
+   * the stack; only then may a new key's first message start in the running turn (see `beginWithin`).
+   */
+  private refills = 0;
   /** True while `drain` is on the stack. */
   private draining = false;
   /** A drain is queued as a microtask (see `wakeSoon`). */
@@ -209,13 +214,19 @@ export class LaneLoop {
    * first message on `lane`, skipping `lane`'s FIFO: when no lane has work waiting (the running one
    * included), `lane` is the running lane or an idle one, runs are not being timed, the running step has
    * room, and no other such start or in-place end is under way (so starts never nest, and none runs
-   * inside code of the turn that is still on the stack). On an idle lane it runs as a turn of that lane
+   * inside code of the turn that is still on the stack), during a refill (`beginRefill`). On an idle lane it runs as a turn of that lane
    * (`current` is that lane meanwhile). False, beginning nothing, otherwise. The caller runs the mailbox
    * and ends it with `endWithin`, giving the handlers it started: they count in the running lane's step.
    */
   beginWithin(lane: LoopLane): boolean {
     const running = this.current;
-    if (running === null || this.waiting !== 0 || this.startsBlocked !== 0 || this.stepStarts >= LANE_STEP)
+    if (
+      this.refills === 0 ||
+      running === null ||
+      this.waiting !== 0 ||
+      this.startsBlocked !== 0 ||
+      this.stepStarts >= LANE_STEP
+    )
       return false;
     if (lane !== running && lane.state !== LaneState.Parked) return false;
     this.startsBlocked++;
@@ -283,6 +294,18 @@ export class LaneLoop {
     lane.state = LaneState.Parked;
     if (lane.ready.size > 0) this.wake(lane);
     else if (this.scheduled.size > 0) this.drain();
+  }
+
+  /**
+   * Until the matching `endRefill`, the admissions under way are a refill after a handler ended, with
+   * none of the user's code on the stack: a new key's mailbox may start in the running turn.
+   */
+  beginRefill(): void {
+    this.refills++;
+  }
+
+  endRefill(): void {
+    this.refills--;
   }
 
   /** Defers running lanes until the matching `release`, so a batch of admissions lands before any turn. */

@@ -135,12 +135,11 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
   }
 
   /**
-   * Queues a message; an idle mailbox gets a turn through its lane's FIFO. With `startNow` (its owner
-   * says no code of the user's is on the stack: a dispatcher admitting what it pulled between two
-   * handlers), it starts the message right here instead, inside the turn its lane is running, when the
-   * loop allows it (`LaneLoop.beginWithin`).
+   * Queues a message; an idle mailbox gets a turn through its lane's FIFO, or, when its loop allows it
+   * (a dispatcher's refill between two handlers: `LaneLoop.beginWithin`), starts it right here, inside
+   * the turn its lane is running.
    */
-  post(message: T, startNow: boolean): void {
+  post(message: T): void {
     if (this.state !== MailboxState.Idle) {
       this.pushMessage(message);
       return;
@@ -148,7 +147,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
     // Idle, so nothing is queued: the message starts right here, or waits first in line for a turn.
     const lane = this.lane;
     const loop = lane.loop;
-    if (startNow && loop.beginWithin(lane)) {
+    if (loop.beginWithin(lane)) {
       let started = 1;
       try {
         // The key selector of this very message may have stopped the dispatcher: then nothing starts.

@@ -60,7 +60,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     this.threads.attach(this);
   }
 
-  route(record: KeyRecord<unknown, K>, message: T, _startNow: boolean): void {
+  route(record: KeyRecord<unknown, K>, message: T): void {
     const key = record.key;
     if (this.retries !== null && isKeyFailure(key)) {
       // No thread can run it: the policy sends it to the dead letter here.

@@ -327,7 +327,7 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
       mailbox.id = mailboxId;
       this.mailboxes.set(mailbox.id, mailbox);
     }
-    mailbox.post(envelope, false);
+    mailbox.post(envelope);
   }
 
   /** PAGE: one more ticket page. */
