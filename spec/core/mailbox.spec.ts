@@ -120,10 +120,10 @@ describe('Mailbox', () => {
         },
       );
       const a = open('a');
-      loop.hold();
+      loop.batchAdmissions();
       a.post('a1');
       a.post('a2');
-      loop.release();
+      loop.flushAdmissions();
       await settle();
       return started;
     }
@@ -166,9 +166,9 @@ describe('Mailbox', () => {
           waitOnOtherLane();
         },
       );
-      loop.hold();
+      loop.batchAdmissions();
       open('a').post('a');
-      loop.release();
+      loop.flushAdmissions();
       expect(started).toEqual(['a', ...names(0, 15), 'other', 'a2']);
     });
 
@@ -191,9 +191,9 @@ describe('Mailbox', () => {
       );
       lanesSeen = { loop, other };
       const a = open('a');
-      loop.hold();
+      loop.batchAdmissions();
       a.post('a1');
-      loop.release();
+      loop.flushAdmissions();
       await settle();
       // m starts at once on the idle lane 1, as a turn of lane 1; n waits (q waits on the running lane),
       // and runs in lane 1's next turn, before lane 0 gets the thread back for q.

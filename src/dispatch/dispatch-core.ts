@@ -1,6 +1,6 @@
 import { asapScheduler, type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
+import type { EventLoopLanes } from '../engine/event-loop-lanes';
 import type { LaneLoop } from '../engine/lane-loop';
-import type { LaneSet } from '../engine/lane-set';
 import { type FailurePolicy, isGaveUp, type PolicyHost } from '../failure-policy';
 import type { EndingRecord } from '../health/facts';
 import { callUser, THREW } from '../internal/call-user';
@@ -28,7 +28,7 @@ import {
 } from '../stats';
 import type { TransportFault } from '../transport-fault';
 import { type KeyRecord, KeyTable } from './key-table';
-import type { Routed, Router } from './router';
+import type { Dispatcher, Router } from './router';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
 export class WindowOverflowError extends Error {
@@ -55,7 +55,7 @@ const MAX_REQUEST = 1024;
  * and tears down once. Where messages run is the router's business (see `Router`).
  */
 export class DispatchCore<T, K, R>
-  implements ReceiverSink<T>, Routed<T, K, R>, DispatchCounters, PolicyHost<T>
+  implements ReceiverSink<T>, Dispatcher<T, K, R>, DispatchCounters, PolicyHost<T>
 {
   closed = false;
   /** Made in `start`, once the source (and so the failure policy) is known; none before. */
@@ -110,7 +110,7 @@ export class DispatchCore<T, K, R>
     this.keyError = err;
   };
 
-  /** The lane loop of this thread, which batches admissions (see `Lanes.loop`). */
+  /** The lane loop of this thread, which batches admissions (see `LaneBackend.loop`). */
   private readonly loop: LaneLoop;
   /** Told about parking and (by the failure policy) giving up, when `traced` installed it. */
   readonly observer: MessageObserver<T> | undefined;
@@ -131,7 +131,7 @@ export class DispatchCore<T, K, R>
   }
 
   /** The lanes on this thread its handlers run on, which metrics measure; null on thread lanes. */
-  get localLanes(): LaneSet | null {
+  get localLanes(): EventLoopLanes | null {
     return this.options.lanes.local;
   }
 
@@ -162,7 +162,7 @@ export class DispatchCore<T, K, R>
 
   /** Opens a receiver and asks for a full window, as one admission batch. */
   private pull(source: Pullable<T>): void {
-    this.loop.hold();
+    this.loop.batchAdmissions();
     try {
       this.opening = true;
       let session: ReceiverSession<T>;
@@ -189,7 +189,7 @@ export class DispatchCore<T, K, R>
       if (this.sourceDone) this.completeIfDone();
       else this.request(session, Math.min(this.options.maxInFlight, this.options.maxParked));
     } finally {
-      this.loop.release();
+      this.loop.flushAdmissions();
     }
   }
 
@@ -385,7 +385,7 @@ export class DispatchCore<T, K, R>
     }
   }
 
-  // Routed: what the router reports.
+  // Dispatcher: what the router reports.
   emit(value: R): void {
     this.subscriber.next(value);
   }
@@ -506,7 +506,7 @@ export class DispatchCore<T, K, R>
     this.outstanding += now;
     // A handler may start inside the handover only where the session says it can be re-entered from there.
     const refills = refill && session.reentrant === true;
-    this.loop.hold();
+    this.loop.batchAdmissions();
     if (refills) this.loop.beginRefill();
     try {
       session.request(now);
@@ -515,14 +515,14 @@ export class DispatchCore<T, K, R>
       this.terminate(err);
     } finally {
       if (refills) this.loop.endRefill();
-      this.loop.release();
+      this.loop.flushAdmissions();
     }
     if (now < free && !this.requestQueued) {
       this.requestQueued = true;
       // RxJS's asap scheduler: a microtask, except in virtual time (`TestScheduler.run`), where it stays virtual.
       // By then the Promises of this batch that settled at once have settled: their completions leave first.
       asapScheduler.schedule(() => {
-        this.loop.drainQueuedNow();
+        this.loop.runQueuedNow();
         this.requestQueued = false;
         this.requestMore();
       });

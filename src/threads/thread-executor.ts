@@ -149,7 +149,7 @@ export class ThreadExecutor implements AsyncClosable {
         return lanes.closed;
       },
       local: null,
-      router: (routed, work) => new ThreadRouter(routed, lanes, work),
+      router: (dispatcher, work) => new ThreadRouter(dispatcher, lanes, work),
       loop: threadLoop,
       watchLongTurns: (thresholdMs, listener) => lanes.watchLongTurns(thresholdMs, listener),
     });

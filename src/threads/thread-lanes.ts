@@ -1,5 +1,5 @@
 import { type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
-import { type ExecutorClient, terminateAll } from '../engine/lane-set';
+import { type ExecutorClient, terminateAll } from '../engine/event-loop-lanes';
 import { ExecutorClosedError } from '../errors';
 import type { MessageWait } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
