@@ -3,8 +3,8 @@ import type { SchedulerLike } from 'rxjs';
 import type { AsyncClosable } from './async-dispose';
 import { EventLoopRouter } from './dispatch/event-loop-router';
 import { attachLanes } from './dispatch/lanes';
+import { EventLoopLanes } from './engine/event-loop-lanes';
 import { threadLoop } from './engine/lane-loop';
-import { LaneSet } from './engine/lane-set';
 import { functionOption, integerOption, MAX_WORKERS, optionsObject } from './validate';
 
 /** Options of `KeyedExecutor`. */
@@ -46,7 +46,7 @@ export class KeyedExecutor implements AsyncClosable {
     return shared;
   }
 
-  readonly #lanes: LaneSet;
+  readonly #lanes: EventLoopLanes;
   /** Stops the `onLongTurn` option's watch (null without it). */
   readonly #stopLongTurns: (() => void) | null = null;
 
@@ -54,7 +54,7 @@ export class KeyedExecutor implements AsyncClosable {
     optionsObject('KeyedExecutor', options, ['lanes', 'onLongTurn', 'longTurnMs'] satisfies Array<
       keyof KeyedExecutorOptions
     >);
-    const lanes = new LaneSet(
+    const lanes = new EventLoopLanes(
       integerOption('KeyedExecutor', 'lanes', options.lanes, availableParallelism(), 1, MAX_WORKERS),
     );
     this.#lanes = lanes;
@@ -68,7 +68,7 @@ export class KeyedExecutor implements AsyncClosable {
         return lanes.closed;
       },
       local: lanes,
-      router: (routed, work) => new EventLoopRouter(routed, lanes, work),
+      router: (dispatcher, work) => new EventLoopRouter(dispatcher, lanes, work),
       loop: threadLoop,
       watchLongTurns: (thresholdMs, listener) => lanes.watchLongTurns(thresholdMs, listener),
     });

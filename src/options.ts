@@ -1,6 +1,6 @@
 import type { ObservableInput } from 'rxjs';
-import { type Lanes, lanesOfOption } from './dispatch/lanes';
-import type { Routed, Router } from './dispatch/router';
+import { type LaneBackend, lanesOfOption } from './dispatch/lanes';
+import type { Dispatcher, Router } from './dispatch/router';
 import type { LaneLoop } from './engine/lane-loop';
 import type { HandlerContext } from './engine/mailbox';
 import { KeyedExecutor } from './executor';
@@ -131,7 +131,7 @@ export interface ResolvedDispatchOptions<T, K, R> {
   /** Set when the handler is a thread handler (then `handling.handle` is never called on this thread). */
   threadHandler: ThreadHandler<unknown, unknown> | undefined;
   /** The lanes of the executor, of the handler's lane kind (thread lanes exactly when `threadHandler` is set). */
-  lanes: Lanes;
+  lanes: LaneBackend;
   maxInFlight: number;
   maxPerKey: number;
   maxParked: number;
@@ -171,8 +171,8 @@ export type Handling<T, K, R> =
         host: PolicyHost<T>,
       ) => Handle<T[], K, Q>;
       readonly inFront: (
-        dispatcher: Routed<T, K, R>,
-        lanes: (routed: Routed<T[], K, R>) => Router<T[], K>,
+        dispatcher: Dispatcher<T, K, R>,
+        lanes: (dispatcher: Dispatcher<T[], K, R>) => Router<T[], K>,
         loop: LaneLoop,
       ) => Router<T, K>;
     };
@@ -294,7 +294,7 @@ function lanesFor(
   owner: string,
   executor: unknown,
   threadHandler: ThreadHandler<unknown, unknown> | undefined,
-): Lanes {
+): LaneBackend {
   const given =
     executor !== undefined
       ? executor

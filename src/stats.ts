@@ -1,4 +1,4 @@
-import type { LaneSet } from './engine/lane-set';
+import type { EventLoopLanes } from './engine/event-loop-lanes';
 import { type EndingRecord, endedFacts, type HealthFacts } from './health/facts';
 import { sharedSlot } from './internal/shared-slot';
 import type { TransportFault, TransportOperation } from './transport-fault';
@@ -91,7 +91,7 @@ export interface DispatchCounters extends HealthFacts {
   /** Its receiver's session, asked for the transport's lag when the stats are read; null for plain sources. */
   readonly session: { transportLag?(): readonly TransportLag[] } | null;
   /** The lanes on this thread the dispatcher's handlers run on, which metrics measure; null on thread lanes. */
-  readonly localLanes: LaneSet | null;
+  readonly localLanes: EventLoopLanes | null;
   /** Reports handler runs that hold their lane `thresholdMs` or longer, on either kind of lane; returns the function that stops it. */
   watchLongTurns(thresholdMs: number, listener: (laneIndex: number, durationMs: number) => void): () => void;
   snapshot(): DispatcherCounts;

@@ -30,8 +30,8 @@ describe('Mailbox', () => {
     ]);
     const { owner, log } = recordingOwner(handlers);
     const mailbox = new Mailbox<string, string, string>().open('k', new Lane(0, new LaneLoop()), owner);
-    mailbox.post('a', false);
-    mailbox.post('b', false);
+    mailbox.post('a');
+    mailbox.post('b');
     await settle();
     expect(log).toEqual(['value A', 'done a', 'value B', 'done b', 'retired']);
   });
@@ -46,11 +46,11 @@ describe('Mailbox', () => {
     const { owner, log } = recordingOwner(handlers);
     const lane = new Lane(0, new LaneLoop());
     const mailbox = new Mailbox<string, string, string>().open('k', lane, owner);
-    mailbox.post('old', false);
+    mailbox.post('old');
     // Left running: the mailbox is pooled and opened again, and a new handler starts.
     mailbox.reset();
     mailbox.open('k', lane, owner);
-    mailbox.post('new', false);
+    mailbox.post('new');
     first.resolve('stale');
     await settle();
     expect(log).toEqual([]);
@@ -59,11 +59,12 @@ describe('Mailbox', () => {
     expect(log).toEqual(['value fresh', 'done new', 'retired']);
   });
 
-  describe('posted with `startNow` while its lane runs a turn', () => {
+  describe('posted in a refill (`LaneLoop.beginRefill`) while its lane runs a turn', () => {
     /**
      * Two lanes of one loop and an owner whose handlers record their start and return `result(message)`;
-     * `onDone(message)` runs when a handler completes. `post(key, startNow)` opens a mailbox on lane 0
-     * for one message; `waitOnOtherLane()` queues a runnable on lane 1.
+     * `onDone(message)` runs when a handler completes. `open(key)` opens a mailbox on lane 0;
+     * `postInRefill(mailbox, message)` posts as a dispatcher's refill does; `waitOnOtherLane()` queues a
+     * runnable on lane 1.
      */
     function lanes(result: (message: string) => ObservableInput<string>, onDone: (message: string) => void) {
       const loop = new LaneLoop();
@@ -93,34 +94,42 @@ describe('Mailbox', () => {
             return 1;
           },
         });
-      return { loop, lane, other, owner, started, open, waitOnOtherLane };
+      const postInRefill = (mailbox: Mailbox<string, string, string>, message: string) => {
+        loop.beginRefill();
+        try {
+          mailbox.post(message);
+        } finally {
+          loop.endRefill();
+        }
+      };
+      return { loop, lane, other, owner, started, open, postInRefill, waitOnOtherLane };
     }
     const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `n${from + i}`);
 
     /**
      * Mailbox `a` holds a1 and a2; when a1's Promise settles, its `done` posts the first message of
-     * `fresh` new mailboxes on the same lane with `startNow` (a refill). Returns the order handlers started.
+     * `fresh` new mailboxes on the same lane in a refill. Returns the order handlers started.
      */
     async function refillDuringCompletion(fresh: number, otherLaneWaits = false): Promise<string[]> {
-      const { loop, started, open, waitOnOtherLane } = lanes(
+      const { loop, started, open, postInRefill, waitOnOtherLane } = lanes(
         (message) => Promise.resolve(message),
         (message) => {
           if (message !== 'a1') return;
           if (otherLaneWaits) waitOnOtherLane();
-          for (let i = 0; i < fresh; i++) open(`n${i}`).post(`n${i}`, true);
+          for (let i = 0; i < fresh; i++) postInRefill(open(`n${i}`), `n${i}`);
         },
       );
       const a = open('a');
-      loop.hold();
-      a.post('a1', false);
-      a.post('a2', false);
-      loop.release();
+      loop.batchAdmissions();
+      a.post('a1');
+      a.post('a2');
+      loop.flushAdmissions();
       await settle();
       return started;
     }
 
     it('starts nothing once its owner has closed (a key selector that stopped the dispatcher), keeping the message', () => {
-      const { loop, lane, owner, started, open } = lanes(
+      const { loop, lane, owner, started, open, postInRefill } = lanes(
         (message) => [message],
         () => undefined,
       );
@@ -130,7 +139,7 @@ describe('Mailbox', () => {
       loop.enqueue(lane, {
         nextInLine: null,
         run: () => {
-          mailbox.post('late', true);
+          postInRefill(mailbox, 'late');
           return 1;
         },
       });
@@ -147,44 +156,44 @@ describe('Mailbox', () => {
     });
 
     it('counts what it started in the step of the turn it started in, so a waiting lane gets the thread after 16', () => {
-      const { loop, started, open, waitOnOtherLane } = lanes(
+      const { loop, started, open, postInRefill, waitOnOtherLane } = lanes(
         (message) => [message],
         (message) => {
           if (message !== 'a') return;
           // 1 + 15 started in this step: then the lane waiting behind it runs before a2.
-          for (let i = 0; i < 15; i++) open(`n${i}`).post(`n${i}`, true);
-          open('a2').post('a2', false);
+          for (let i = 0; i < 15; i++) postInRefill(open(`n${i}`), `n${i}`);
+          open('a2').post('a2');
           waitOnOtherLane();
         },
       );
-      loop.hold();
-      open('a').post('a', false);
-      loop.release();
+      loop.batchAdmissions();
+      open('a').post('a');
+      loop.flushAdmissions();
       expect(started).toEqual(['a', ...names(0, 15), 'other', 'a2']);
     });
 
     it("starts on an idle lane as that lane's turn, and not while work waits on the running lane", async () => {
       const current: string[] = [];
       let lanesSeen: { loop: LaneLoop; other: Lane } | undefined;
-      const { loop, other, started, open } = lanes(
+      const { loop, other, started, open, postInRefill } = lanes(
         (message) => {
           current.push(`${message}@${(lanesSeen?.loop.current as Lane | null)?.index}`);
           return Promise.resolve(message);
         },
         (message) => {
           if (message === 'a1') {
-            open('m', other).post('m', true);
-            open('q').post('q', false);
-            open('n', other).post('n', true);
+            postInRefill(open('m', other), 'm');
+            open('q').post('q');
+            postInRefill(open('n', other), 'n');
             started.push('a1 done');
           }
         },
       );
       lanesSeen = { loop, other };
       const a = open('a');
-      loop.hold();
-      a.post('a1', false);
-      loop.release();
+      loop.batchAdmissions();
+      a.post('a1');
+      loop.flushAdmissions();
       await settle();
       // m starts at once on the idle lane 1, as a turn of lane 1; n waits (q waits on the running lane),
       // and runs in lane 1's next turn, before lane 0 gets the thread back for q.

@@ -2,7 +2,7 @@ import { asapScheduler, type Subscription } from 'rxjs';
 import type { LaneLoop } from '../engine/lane-loop';
 import { isBatchFailures, isGaveUp } from '../failure-policy';
 import type { KeyBatches, KeyRecord, KeyTable } from './key-table';
-import type { Routed, Router } from './router';
+import type { Dispatcher, Router } from './router';
 
 type Record<T, K> = KeyRecord<T, K>;
 
@@ -16,7 +16,7 @@ type Record<T, K> = KeyRecord<T, K>;
  * batch to fill. Every message counts in the window and in its key's share, and each is settled when
  * its batch is done.
  */
-export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
+export class BatchRouter<T, K, R> implements Router<T, K>, Dispatcher<T[], K, R> {
   private readonly inner: Router<T[], K>;
   /** Keys with nothing running that got a first batch in the current burst, handed over at its end. */
   private starting: Array<Record<T, K>> = [];
@@ -24,10 +24,10 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
   private closed = false;
 
   constructor(
-    private readonly dispatcher: Routed<T, K, R>,
+    private readonly dispatcher: Dispatcher<T, K, R>,
     private readonly maxBatch: number,
-    inner: (routed: Routed<T[], K, R>) => Router<T[], K>,
-    /** The lane loop of this thread (`Lanes.loop`), held while a burst's first batches are handed over. */
+    inner: (dispatcher: Dispatcher<T[], K, R>) => Router<T[], K>,
+    /** The lane loop of this thread (`LaneBackend.loop`), held while a burst's first batches are handed over. */
     private readonly loop: LaneLoop,
   ) {
     this.inner = inner(this);
@@ -41,7 +41,7 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     this.inner.open();
   }
 
-  route(record: Record<T, K>, message: T, _startNow: boolean): void {
+  route(record: Record<T, K>, message: T): void {
     const batches = (record.batches ??= { running: null, next: [] });
     const newest = batches.next[batches.next.length - 1];
     if (newest !== undefined && newest.length < this.maxBatch) newest.push(message);
@@ -56,11 +56,11 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
       const records = this.starting;
       this.starting = [];
       // Every batch is handed over before any lane runs: the keys take their turns in order.
-      this.loop.hold();
+      this.loop.batchAdmissions();
       try {
         for (const record of records) if (record.batches?.running === null) this.handOver(record);
       } finally {
-        this.loop.release();
+        this.loop.flushAdmissions();
       }
     });
   }
@@ -72,7 +72,7 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     if (batch === undefined || this.closed) return;
     batches.running = batch;
     // One batch of a key at a time. At the end of a burst, from a scheduled action: never within a turn.
-    this.inner.route(record as KeyRecord<unknown, K>, batch, false);
+    this.inner.route(record as KeyRecord<unknown, K>, batch);
   }
 
   discard(matches: (message: T) => boolean): T[] {
@@ -126,7 +126,7 @@ export class BatchRouter<T, K, R> implements Router<T, K>, Routed<T[], K, R> {
     this.inner.close();
   }
 
-  // Routed: what the router below reports for a batch, passed on for each of its messages.
+  // Dispatcher: what the router below reports for a batch, passed on for each of its messages.
   emit(value: R): void {
     this.dispatcher.emit(value);
   }

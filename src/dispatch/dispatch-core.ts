@@ -1,6 +1,6 @@
 import { asapScheduler, type Observable, type Observer, type Subscriber, Subscription } from 'rxjs';
+import type { EventLoopLanes } from '../engine/event-loop-lanes';
 import type { LaneLoop } from '../engine/lane-loop';
-import type { LaneSet } from '../engine/lane-set';
 import { type FailurePolicy, isGaveUp, type PolicyHost } from '../failure-policy';
 import type { EndingRecord } from '../health/facts';
 import { callUser, THREW } from '../internal/call-user';
@@ -28,7 +28,7 @@ import {
 } from '../stats';
 import type { TransportFault } from '../transport-fault';
 import { type KeyRecord, KeyTable } from './key-table';
-import type { Routed, Router } from './router';
+import type { Dispatcher, Router } from './router';
 
 /** Raised by `onOverflow: 'error'` when a plain source emits while the window is full. */
 export class WindowOverflowError extends Error {
@@ -55,7 +55,7 @@ const MAX_REQUEST = 1024;
  * and tears down once. Where messages run is the router's business (see `Router`).
  */
 export class DispatchCore<T, K, R>
-  implements ReceiverSink<T>, Routed<T, K, R>, DispatchCounters, PolicyHost<T>
+  implements ReceiverSink<T>, Dispatcher<T, K, R>, DispatchCounters, PolicyHost<T>
 {
   closed = false;
   /** Made in `start`, once the source (and so the failure policy) is known; none before. */
@@ -80,8 +80,6 @@ export class DispatchCore<T, K, R>
   private readonly requestBelow: number;
   /** More demand is due in a microtask (a request stopped at `MAX_REQUEST`): none is asked for before it. */
   private requestQueued = false;
-  /** Admitting what a refill of the window pulled, after a handler ended (see `Router.route`'s `startNow`). */
-  private refilling = false;
   /** The source completed: the output completes once nothing is in flight. */
   private sourceDone = false;
   /** The receiver is being opened: its session is not known yet, so the output cannot complete. */
@@ -112,7 +110,7 @@ export class DispatchCore<T, K, R>
     this.keyError = err;
   };
 
-  /** The lane loop of this thread, which batches admissions (see `Lanes.loop`). */
+  /** The lane loop of this thread, which batches admissions (see `LaneBackend.loop`). */
   private readonly loop: LaneLoop;
   /** Told about parking and (by the failure policy) giving up, when `traced` installed it. */
   readonly observer: MessageObserver<T> | undefined;
@@ -133,7 +131,7 @@ export class DispatchCore<T, K, R>
   }
 
   /** The lanes on this thread its handlers run on, which metrics measure; null on thread lanes. */
-  get localLanes(): LaneSet | null {
+  get localLanes(): EventLoopLanes | null {
     return this.options.lanes.local;
   }
 
@@ -164,7 +162,7 @@ export class DispatchCore<T, K, R>
 
   /** Opens a receiver and asks for a full window, as one admission batch. */
   private pull(source: Pullable<T>): void {
-    this.loop.hold();
+    this.loop.batchAdmissions();
     try {
       this.opening = true;
       let session: ReceiverSession<T>;
@@ -191,7 +189,7 @@ export class DispatchCore<T, K, R>
       if (this.sourceDone) this.completeIfDone();
       else this.request(session, Math.min(this.options.maxInFlight, this.options.maxParked));
     } finally {
-      this.loop.release();
+      this.loop.flushAdmissions();
     }
   }
 
@@ -216,7 +214,7 @@ export class DispatchCore<T, K, R>
       return;
     }
     this.outstanding--;
-    this.admit(message, this.refilling);
+    this.admit(message);
   }
 
   error(err: unknown): void {
@@ -266,7 +264,7 @@ export class DispatchCore<T, K, R>
   /** A plain source's message: admitted if the window (and the parking area) has room, else overflow policy. */
   offer(message: T): void {
     if (this.closed) return;
-    if (this.hasRoom() && this.overflow.size === 0) this.admit(message, false);
+    if (this.hasRoom() && this.overflow.size === 0) this.admit(message);
     else if (this.options.onOverflow === 'error')
       this.terminate(new WindowOverflowError(this.options.maxInFlight));
     else this.overflow.push(message);
@@ -274,9 +272,8 @@ export class DispatchCore<T, K, R>
 
   /**
    * Takes a message in: into the window and on to the router, or parked, as its key's record decides
-   * (see `Router.route` for `startNow`).
    */
-  private admit(message: T, startNow: boolean): void {
+  private admit(message: T): void {
     const key = callUser(this.options.key, message, undefined, undefined, this.keyThrew);
     if (key === THREW) {
       this.keyFailed(message, this.keyError);
@@ -288,18 +285,18 @@ export class DispatchCore<T, K, R>
       return;
     }
     const record = this.keys.take(key);
-    if (this.keys.admits(record)) this.enter(record, message, startNow);
+    if (this.keys.admits(record)) this.enter(record, message);
     else this.park(record, message);
   }
 
   /** Hands a message to the router, into the window. */
-  private enter(record: KeyRecord<T, K>, message: T, startNow: boolean): void {
+  private enter(record: KeyRecord<T, K>, message: T): void {
     this.admitted++;
     record.unfinished++;
     // Counted before routing: a handler may finish within it.
     const inFlight = ++this.inFlight;
     if (inFlight > this.maxInFlightSeen) this.maxInFlightSeen = inFlight;
-    this.router.route(record as KeyRecord<unknown, K>, message, startNow);
+    this.router.route(record as KeyRecord<unknown, K>, message);
   }
 
   /** Waits outside the window, behind the key's other parked messages: the one place a message parks. */
@@ -314,7 +311,7 @@ export class DispatchCore<T, K, R>
   private unpark(record: KeyRecord<T, K>): void {
     while (record.parked !== null && !this.closed && this.keys.admits(record, true)) {
       const message = this.keys.unpark(record);
-      this.enter(record, message, false);
+      this.enter(record, message);
       if (this.closed) return; // its routing failed, and the output errored: teardown forgot the parked
       this.tell('unparked', message);
     }
@@ -354,7 +351,7 @@ export class DispatchCore<T, K, R>
    */
   private keyFailed(message: T, error: unknown): void {
     // A key of its own holds nothing yet, so its share always has room.
-    if (this.hasPolicy) this.enter(this.keys.take(new KeyFailure(error) as K), message, false);
+    if (this.hasPolicy) this.enter(this.keys.take(new KeyFailure(error) as K), message);
     else {
       this.failedAttempts++;
       this.terminate(this.messageFailure(message, undefined, error));
@@ -388,7 +385,7 @@ export class DispatchCore<T, K, R>
     }
   }
 
-  // Routed: what the router reports.
+  // Dispatcher: what the router reports.
   emit(value: R): void {
     this.subscriber.next(value);
   }
@@ -474,15 +471,19 @@ export class DispatchCore<T, K, R>
    */
   private admitOverflowed(): void {
     if (this.options.maxInFlight - this.inFlight < this.requestAt) return;
-    // Called only after a handler ended: a refill (see `Router.route`'s `startNow`).
-    while (this.overflow.size > 0 && this.hasRoom() && !this.closed)
-      this.admit(this.overflow.shift() as T, true);
+    // Called only after a handler ended: a refill, so a new key may start in the running turn.
+    this.loop.beginRefill();
+    try {
+      while (this.overflow.size > 0 && this.hasRoom() && !this.closed) this.admit(this.overflow.shift() as T);
+    } finally {
+      this.loop.endRefill();
+    }
   }
 
   /**
    * Asks the receiver for more once a batch's worth is free: of the window, and of the parking area, so
    * that whatever arrives can wait there if its key is at its share. `refill`: asked after a handler
-   * ended, with no code of the user's on the stack (see `Router.route`'s `startNow`).
+   * ended, with no code of the user's on the stack (see `LaneLoop.beginRefill`).
    */
   private requestMore(refill = false): void {
     if (this.session === null || this.sourceDone || this.closed || this.requestQueued) return;
@@ -503,25 +504,25 @@ export class DispatchCore<T, K, R>
   private request(session: ReceiverSession<T>, free: number, refill = false): void {
     const now = Math.min(free, MAX_REQUEST);
     this.outstanding += now;
-    const refilling = this.refilling;
     // A handler may start inside the handover only where the session says it can be re-entered from there.
-    this.refilling = (refill && session.reentrant === true) || refilling;
-    this.loop.hold();
+    const refills = refill && session.reentrant === true;
+    this.loop.batchAdmissions();
+    if (refills) this.loop.beginRefill();
     try {
       session.request(now);
     } catch (err) {
       // From the first request, or from a refill after a handler ended, where nothing else would see it.
       this.terminate(err);
     } finally {
-      this.refilling = refilling;
-      this.loop.release();
+      if (refills) this.loop.endRefill();
+      this.loop.flushAdmissions();
     }
     if (now < free && !this.requestQueued) {
       this.requestQueued = true;
       // RxJS's asap scheduler: a microtask, except in virtual time (`TestScheduler.run`), where it stays virtual.
       // By then the Promises of this batch that settled at once have settled: their completions leave first.
       asapScheduler.schedule(() => {
-        this.loop.drainQueuedNow();
+        this.loop.runQueuedNow();
         this.requestQueued = false;
         this.requestMore();
       });

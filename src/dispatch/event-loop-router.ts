@@ -1,10 +1,10 @@
 import type { ObservableInput } from 'rxjs';
-import type { LaneSet } from '../engine/lane-set';
+import type { EventLoopLanes } from '../engine/event-loop-lanes';
 import { type HandlerContext, Mailbox, type MailboxOwner, MailboxState } from '../engine/mailbox';
 import type { HandlerTimer } from '../stats';
 import type { KeyRecord } from './key-table';
-import type { LaneWork } from './lanes';
-import type { Routed, Router } from './router';
+import type { HandlerSetup } from './lanes';
+import type { Dispatcher, Router } from './router';
 
 /**
  * Routing on event-loop lanes: a mailbox per key with unfinished messages, pinned to a lane of the
@@ -12,7 +12,7 @@ import type { Routed, Router } from './router';
  * dispatcher's key table, kept there once drained for the record's next key; the router places them on
  * lanes and runs the user's handler for them.
  *
- * Where a new mailbox goes is the lane set's choice (`LaneSet.place`).
+ * Where a new mailbox goes is the lane set's choice (`EventLoopLanes.place`).
  */
 export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K, R> {
   /** Times one handler in `timer.every` when metrics ask for it; null otherwise, so untimed runs pay one field check. */
@@ -30,9 +30,9 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
   readonly sizeOf: ((item: T) => number) | undefined;
 
   constructor(
-    private readonly dispatcher: Routed<T, K, R>,
-    private readonly lanes: LaneSet,
-    work: LaneWork<T, K, R>,
+    private readonly dispatcher: Dispatcher<T, K, R>,
+    private readonly lanes: EventLoopLanes,
+    work: HandlerSetup<T, K, R>,
   ) {
     this.userHandler = work.policy === undefined ? work.handle : work.policy(work.handle);
     this.throughput = work.throughput;
@@ -48,7 +48,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
     this.lanes.attach(this.dispatcher);
   }
 
-  route(record: KeyRecord<unknown, K>, message: T, startNow: boolean): void {
+  route(record: KeyRecord<unknown, K>, message: T): void {
     let mailbox = record.placement as Mailbox<T, K, R> | null;
     if (mailbox === null) {
       // The key has none on the lanes: the record's mailbox (made with its first message) is placed.
@@ -57,7 +57,7 @@ export class EventLoopRouter<T, K, R> implements Router<T, K>, MailboxOwner<T, K
       mailbox = (record.spare as Mailbox<T, K, R> | null) ?? newMailbox<T, K, R>(record);
       record.placement = mailbox.open(record.key, lane, this);
     }
-    mailbox.post(message, startNow);
+    mailbox.post(message);
   }
 
   discard(matches: (message: T) => boolean): T[] {

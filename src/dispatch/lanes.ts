@@ -1,11 +1,11 @@
+import type { EventLoopLanes } from '../engine/event-loop-lanes';
 import type { LaneLoop } from '../engine/lane-loop';
-import type { LaneSet } from '../engine/lane-set';
 import type { Handle, PolicyWrap } from '../failure-policy';
 import type { MessageObserver } from '../internal/message-observer';
 import { sharedSlot } from '../internal/shared-slot';
 import type { HandlerTimer } from '../stats';
 import { describe } from '../validate';
-import type { Routed, Router } from './router';
+import type { Dispatcher, Router } from './router';
 
 /**
  * The lanes an executor brings, as the rest of the library sees them: the one seam between the
@@ -13,7 +13,7 @@ import type { Routed, Router } from './router';
  * `ThreadExecutor`). Each executor attaches its own; nothing outside the executors asks which kind
  * it is.
  */
-export interface Lanes {
+export interface LaneBackend {
   /** The executor's public name, for errors. */
   readonly name: 'KeyedExecutor' | 'ThreadExecutor';
   /** True for the process-wide shared executor, which nobody closes. */
@@ -24,12 +24,12 @@ export interface Lanes {
    * The lanes on this thread where the handlers run, which metrics measure (busy time, long turns);
    * null when the handlers run in other threads.
    */
-  readonly local: LaneSet | null;
+  readonly local: EventLoopLanes | null;
   /** The router of one dispatcher (or of the batch router in front of it) on these lanes. */
-  router<M, K, R>(routed: Routed<M, K, R>, work: LaneWork<M, K, R>): Router<M, K>;
+  router<M, K, R>(dispatcher: Dispatcher<M, K, R>, work: HandlerSetup<M, K, R>): Router<M, K>;
   /**
    * The lane loop of this thread, where the dispatcher admits and completions come back: its
-   * `hold`/`release` defer turns so that a batch of admissions (a runtime's start, a receiver's
+   * `batchAdmissions`/`flushAdmissions` defer turns so that a batch of admissions (a runtime's start, a receiver's
    * delivery) lands before any runs.
    */
   readonly loop: LaneLoop;
@@ -41,7 +41,7 @@ export interface Lanes {
 }
 
 /** What a router runs for the items (messages, or per-key batches) it is handed. */
-export interface LaneWork<M, K, R> {
+export interface HandlerSetup<M, K, R> {
   /** The handler, called on this thread (on thread lanes it is never called: `threadHandler` runs). */
   readonly handle: Handle<M, K, R>;
   /** The `threadHandler` the threads run, on thread lanes (the options matched it to the executor). */
@@ -64,20 +64,20 @@ export interface LaneWork<M, K, R> {
  * The lanes of each executor, where a dispatcher of another copy of the library (the CommonJS build
  * beside the ESM one) finds them too.
  */
-const slot = sharedSlot<Lanes>('executor.lanes');
+const slot = sharedSlot<LaneBackend>('executor.lanes');
 
 /** Gives `executor` its lanes (not enumerable: the public object shows none of it). */
-export function attachLanes(executor: object, lanes: Lanes): void {
+export function attachLanes(executor: object, lanes: LaneBackend): void {
   slot.attach(executor, lanes);
 }
 
 /** The lanes of `executor`, of this copy of the library or of another; undefined for anything else. */
-export function lanesOf(executor: unknown): Lanes | undefined {
+export function lanesOf(executor: unknown): LaneBackend | undefined {
   return slot.of(executor);
 }
 
 /** The lanes of the `executor` option; a `TypeError` naming `owner` when it is no executor. */
-export function lanesOfOption(owner: string, executor: unknown): Lanes {
+export function lanesOfOption(owner: string, executor: unknown): LaneBackend {
   const lanes = slot.of(executor);
   if (lanes === undefined) {
     throw new TypeError(

@@ -10,14 +10,12 @@ export interface Router<T, K> {
   open(): void;
   /**
    * Hands over an admitted message of `record`'s key; its outcome comes back through the dispatcher's
-   * `Routed`. `startNow`: the dispatcher admits it in a refill after a handler ended, with none of the
-   * user's code on the stack, so a new key's mailbox may start it right away, in the running lane's
-   * turn (see `Mailbox.post`).
+   * `Dispatcher`. Whether it starts at once is the lanes' decision (see `LaneLoop.beginWithin`).
    */
-  route(record: KeyRecord<unknown, K>, message: T, startNow: boolean): void;
+  route(record: KeyRecord<unknown, K>, message: T): void;
   /**
    * Takes back the messages `matches` accepts that have not started, and returns them, reporting each
-   * key's through `Routed.withdrawn`: they never start and are never settled (left for redelivery).
+   * key's through `Dispatcher.withdrawn`: they never start and are never settled (left for redelivery).
    */
   discard(matches: (message: T) => boolean): T[];
   /** Messages handed over and not finished: running (or waiting out a retry) and queued. */
@@ -30,7 +28,7 @@ export interface Router<T, K> {
 }
 
 /** What a router reports to its dispatcher. */
-export interface Routed<T, K, R> {
+export interface Dispatcher<T, K, R> {
   /** The dispatcher's keys, where the router keeps each key's placement. */
   readonly keys: KeyTable<unknown, K>;
   /** A handler emitted `value`. */

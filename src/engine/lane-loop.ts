@@ -59,13 +59,13 @@ export interface LoopLane {
    * `LaneLoop.measureBusy`); a plain sum, so metrics read differences of it.
    */
   busyMs: number;
-  /** Handlers the lane started in the drain being timed for busy time (0 otherwise). */
+  /** Handlers the lane started in the pass being timed for busy time (0 otherwise). */
   timedRuns: number;
 }
 
 export enum LaneState {
   /** Nothing ready; not in the loop's run queue. */
-  Parked = 0,
+  Idle = 0,
   /** Has ready work and waits in the loop's run queue. */
   Scheduled = 1,
   /** Running one of its runnables right now. */
@@ -79,7 +79,7 @@ export type LongTurnListener = (lane: LoopLane, durationMs: number) => void;
  * Runs the lanes of one thread: a trampoline over the lanes that have ready work, round-robin, so lanes
  * share the thread fairly: a lane's step runs its runnables until they have started `LANE_STEP`
  * handlers (the last turn finishes), then the next lane with ready work gets the thread. Nothing runs
- * while a hold is taken (an admission batch) or while a drain is already under way further up the
+ * while an admission batch is open or while a pass over the lanes is already under way further up the
  * stack: re-entrant work is queued, never nested, so no stack grows with the number of messages. The
  * one exception is bounded: a mailbox that a dispatcher's refill opens inside a turn may start there,
  * never nested, within the lane's step (`beginWithin`).
@@ -89,12 +89,17 @@ export class LaneLoop {
   private readonly scheduled = new LinkedQueue<LoopLane>();
   /** Runnables queued on the lanes, all of them: none means no lane has work waiting. */
   private waiting = 0;
-  /** Open holds: admission batches that must finish before lanes run. */
-  private holds = 0;
-  /** True while `drain` is on the stack. */
-  private draining = false;
-  /** A drain is queued as a microtask (see `wakeSoon`). */
-  private drainQueued = false;
+  /** Open admission batches, which must finish before lanes run. */
+  private admissionBatches = 0;
+  /**
+   * Open refills: a dispatcher admits what it pulled after a handler ended, with no code of the user's on
+   * the stack; only then may a new key's first message start in the running turn (see `beginWithin`).
+   */
+  private refills = 0;
+  /** True while `runLanes` is on the stack. */
+  private runningLanes = false;
+  /** A pass over the lanes is queued as a microtask (see `wakeSoon`). */
+  private runQueued = false;
   /** The lane whose runnable is executing now, or null between runs. */
   current: LoopLane | null = null;
   /** Handlers the current lane has started in its step so far (see `LANE_STEP`). */
@@ -116,77 +121,78 @@ export class LaneLoop {
   /** True while long turns are watched: every run is timed (and busy time is their exact sum). */
   private timingRuns = false;
   /**
-   * Drains between two timed ones for busy time while runs are not timed (reading the clock costs as
+   * Passes between two timed ones for busy time while runs are not timed (reading the clock costs as
    * much as a trivial turn), 0 when nobody measures busy time.
    */
   private busyEvery = 0;
-  /** Runs are timed, or drains are: turns then start only in a drain, which times them. */
+  /** Runs are timed, or passes are: turns then start only in a pass, which times them. */
   private measuring = false;
-  /** Drains left until the next timed one. */
+  /** Passes left until the next timed one. */
   private untilBusy = 0;
-  /** Lanes that ran in the drain being timed, to share its duration by their handler runs. */
+  /** Lanes that ran in the pass being timed, to share its duration by their handler runs. */
   private readonly timedLanes: LoopLane[] = [];
 
-  /** Queues `runnable` on `lane`; a parked lane joins the run queue and runs now unless the loop is held. */
+  /** Queues `runnable` on `lane`; an idle lane joins the run queue and runs now unless admissions are being batched. */
   enqueue(lane: LoopLane, runnable: Runnable): void {
     lane.ready.push(runnable);
     this.waiting++;
-    if (lane.state === LaneState.Parked) this.wake(lane);
+    if (lane.state === LaneState.Idle) this.wake(lane);
   }
 
   /**
-   * Queues work that arrives from outside any turn (a handler's Promise settling): a parked lane runs in
-   * a microtask rather than now, so the completions that settle in one batch of microtasks share one drain.
+   * Queues work that arrives from outside any turn (a handler's Promise settling): an idle lane runs in
+   * a microtask rather than now, so the completions that settle in one batch of microtasks share one pass.
    */
   enqueueSoon(lane: LoopLane, runnable: Runnable): void {
     lane.ready.push(runnable);
     this.waiting++;
-    if (lane.state === LaneState.Parked) this.wakeSoon(lane);
+    if (lane.state === LaneState.Idle) this.wakeSoon(lane);
   }
 
-  /** Puts a lane that just got ready work into the run queue, and runs it now if nothing holds the loop. */
+  /** Puts a lane that just got ready work into the run queue, and runs it now unless admissions are being batched. */
   private wake(lane: LoopLane): void {
     lane.state = LaneState.Scheduled;
     this.scheduled.push(lane);
-    if (!this.draining && this.holds === 0) this.drain();
+    if (!this.runningLanes && this.admissionBatches === 0) this.runLanes();
   }
 
   /**
-   * Like `wake`, but the drain runs in a microtask (one for all the lanes woken meanwhile). Promises
-   * settle in batches of microtasks: their completions then share one drain instead of one each.
+   * Like `wake`, but the pass runs in a microtask (one for all the lanes woken meanwhile). Promises
+   * settle in batches of microtasks: their completions then share one pass instead of one each.
    */
   private wakeSoon(lane: LoopLane): void {
     lane.state = LaneState.Scheduled;
     this.scheduled.push(lane);
-    if (!this.draining && this.holds === 0) this.queueDrain();
+    if (!this.runningLanes && this.admissionBatches === 0) this.queueRun();
   }
 
-  /** Runs now the drain that `wakeSoon` queued, if any: for work that must see those completions first. */
-  drainQueuedNow(): void {
-    if (this.drainQueued) this.drainSoon();
+  /** Runs now the pass that `wakeSoon` queued, if any: for work that must see those completions first. */
+  runQueuedNow(): void {
+    if (this.runQueued) this.runSoon();
   }
 
-  private queueDrain(): void {
-    if (this.drainQueued) return;
-    this.drainQueued = true;
-    queueMicrotask(this.drainSoon);
+  private queueRun(): void {
+    if (this.runQueued) return;
+    this.runQueued = true;
+    queueMicrotask(this.runSoon);
   }
 
-  private readonly drainSoon = (): void => {
-    this.drainQueued = false;
-    if (!this.draining && this.holds === 0 && this.scheduled.size > 0) this.drain();
+  private readonly runSoon = (): void => {
+    this.runQueued = false;
+    if (!this.runningLanes && this.admissionBatches === 0 && this.scheduled.size > 0) this.runLanes();
   };
 
   /**
-   * Starts a turn of `lane` right here, outside any drain, for work that arrives in a callback (a timer, a
+   * Starts a turn of `lane` right here, outside any pass, for work that arrives in a callback (a timer, a
    * Promise inside an Observable) while the loop is idle and `lane` has nothing ready: no trip through its
    * FIFO, and no object to queue. False, starting nothing, otherwise (and while runs are timed, which
-   * drains do). End it with `endTurn`.
+   * passes do). End it with `endTurn`.
    */
   beginTurn(lane: LoopLane): boolean {
-    if (this.draining || this.holds !== 0 || this.measuring || lane.state !== LaneState.Parked) return false;
+    if (this.runningLanes || this.admissionBatches !== 0 || this.measuring || lane.state !== LaneState.Idle)
+      return false;
     if (this.scheduled.size !== 0) return false;
-    this.draining = true;
+    this.runningLanes = true;
     this.current = lane;
     this.stepStarts = 0;
     this.withinStarts = 0;
@@ -209,15 +215,21 @@ export class LaneLoop {
    * first message on `lane`, skipping `lane`'s FIFO: when no lane has work waiting (the running one
    * included), `lane` is the running lane or an idle one, runs are not being timed, the running step has
    * room, and no other such start or in-place end is under way (so starts never nest, and none runs
-   * inside code of the turn that is still on the stack). On an idle lane it runs as a turn of that lane
+   * inside code of the turn that is still on the stack), during a refill (`beginRefill`). On an idle lane it runs as a turn of that lane
    * (`current` is that lane meanwhile). False, beginning nothing, otherwise. The caller runs the mailbox
    * and ends it with `endWithin`, giving the handlers it started: they count in the running lane's step.
    */
   beginWithin(lane: LoopLane): boolean {
     const running = this.current;
-    if (running === null || this.waiting !== 0 || this.startsBlocked !== 0 || this.stepStarts >= LANE_STEP)
+    if (
+      this.refills === 0 ||
+      running === null ||
+      this.waiting !== 0 ||
+      this.startsBlocked !== 0 ||
+      this.stepStarts >= LANE_STEP
+    )
       return false;
-    if (lane !== running && lane.state !== LaneState.Parked) return false;
+    if (lane !== running && lane.state !== LaneState.Idle) return false;
     this.startsBlocked++;
     this.withinStarts++;
     if (lane !== running) {
@@ -236,17 +248,17 @@ export class LaneLoop {
     if (running !== null) {
       this.within = null;
       this.current = running;
-      this.parkOrSchedule(lane);
+      this.waitOrSchedule(lane);
     }
   }
 
-  /** A lane whose turn ended: back in the run queue if it has ready work, else parked. */
-  private parkOrSchedule(lane: LoopLane): void {
+  /** A lane whose turn ended: back in the run queue if it has ready work, else idle. */
+  private waitOrSchedule(lane: LoopLane): void {
     if (lane.ready.size > 0) {
       lane.state = LaneState.Scheduled;
       this.scheduled.push(lane);
     } else {
-      lane.state = LaneState.Parked;
+      lane.state = LaneState.Idle;
     }
   }
 
@@ -276,22 +288,34 @@ export class LaneLoop {
     return true;
   }
 
-  /** Ends the turn `beginTurn` started, then drains what it made ready. */
+  /** Ends the turn `beginTurn` started, then runs what it made ready. */
   endTurn(lane: LoopLane): void {
     this.current = null;
-    this.draining = false;
-    lane.state = LaneState.Parked;
+    this.runningLanes = false;
+    lane.state = LaneState.Idle;
     if (lane.ready.size > 0) this.wake(lane);
-    else if (this.scheduled.size > 0) this.drain();
+    else if (this.scheduled.size > 0) this.runLanes();
   }
 
-  /** Defers running lanes until the matching `release`, so a batch of admissions lands before any turn. */
-  hold(): void {
-    this.holds++;
+  /**
+   * Until the matching `endRefill`, the admissions under way are a refill after a handler ended, with
+   * none of the user's code on the stack: a new key's mailbox may start in the running turn.
+   */
+  beginRefill(): void {
+    this.refills++;
   }
 
-  release(): void {
-    if (--this.holds === 0 && !this.draining && this.scheduled.size > 0) this.drain();
+  endRefill(): void {
+    this.refills--;
+  }
+
+  /** Defers running lanes until the matching `flushAdmissions`, so a batch of admissions lands before any turn. */
+  batchAdmissions(): void {
+    this.admissionBatches++;
+  }
+
+  flushAdmissions(): void {
+    if (--this.admissionBatches === 0 && !this.runningLanes && this.scheduled.size > 0) this.runLanes();
   }
 
   /** Watches for synchronous runs longer than `thresholdMs`; returns the function that stops watching. */
@@ -306,10 +330,10 @@ export class LaneLoop {
   }
 
   /**
-   * Estimates the time lanes spend running into each lane's `busyMs`: times one drain of the loop in
+   * Estimates the time lanes spend running into each lane's `busyMs`: times one pass of the loop in
    * `every` and adds its duration times that interval (an unbiased estimate), shared among the lanes
    * that ran in it by the handlers each started; while long turns are watched, every run is timed and
-   * added to its lane. Returns the function that stops it. The clock is read where a drain starts and
+   * added to its lane. Returns the function that stops it. The clock is read where a pass starts and
    * ends, outside its loop, and no callback runs per sample: the loop does the same work whether or not
    * busy time is measured.
    */
@@ -341,9 +365,9 @@ export class LaneLoop {
     this.untilBusy = this.busyEvery;
   }
 
-  private drain(): void {
-    this.draining = true;
-    const drainSince = this.busyEvery !== 0 && --this.untilBusy === 0 ? this.beginDrain() : -1;
+  private runLanes(): void {
+    this.runningLanes = true;
+    const passSince = this.busyEvery !== 0 && --this.untilBusy === 0 ? this.beginTimedPass() : -1;
     try {
       for (let lane = this.scheduled.shift(); lane !== null; lane = this.scheduled.shift()) {
         this.current = lane;
@@ -361,17 +385,17 @@ export class LaneLoop {
           this.stepStarts += started;
           if (runSince >= 0) this.endRun(lane, runSince);
         } while (lane.ready.size > 0 && (this.stepStarts < LANE_STEP || this.scheduled.size === 0));
-        if (drainSince >= 0) this.countTimedRuns(lane, this.stepStarts);
-        this.parkOrSchedule(lane);
+        if (passSince >= 0) this.countTimedRuns(lane, this.stepStarts);
+        this.waitOrSchedule(lane);
       }
     } finally {
       this.current = null;
-      this.draining = false;
-      if (drainSince >= 0) this.endDrain(drainSince);
+      this.runningLanes = false;
+      if (passSince >= 0) this.endTimedPass(passSince);
     }
   }
 
-  private beginDrain(): number {
+  private beginTimedPass(): number {
     this.untilBusy = this.busyEvery;
     return performance.now();
   }
@@ -381,8 +405,8 @@ export class LaneLoop {
     lane.timedRuns += started;
   }
 
-  /** One drain in `busyEvery` is timed, so its duration stands for that many: shared by handler runs. */
-  private endDrain(since: number): void {
+  /** One pass in `busyEvery` is timed, so its duration stands for that many: shared by handler runs. */
+  private endTimedPass(since: number): void {
     const durationMs = (performance.now() - since) * this.busyEvery;
     let runs = 0;
     for (const lane of this.timedLanes) runs += lane.timedRuns;
@@ -447,7 +471,7 @@ const threadLoops = sharedSlot<LaneLoop>('threadLoop');
 /**
  * The loop of the thread this module is loaded in (the main thread, or one worker thread). Kept on the
  * thread's global object, so every copy of the library in the thread (its CommonJS and ESM builds) runs
- * on the same loop: a dispatcher of one copy holds and drains the lanes of another copy's executor.
+ * on the same loop: a dispatcher of one copy batches its admissions on the lanes of another copy's executor.
  */
 export const threadLoop: LaneLoop = threadLoops.of(globalThis) ?? firstLoopOfThread();
 

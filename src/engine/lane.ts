@@ -10,7 +10,7 @@ import { type LaneLoop, LaneState, LinkedQueue, type LoopLane, type Runnable } f
 export class Lane implements SchedulerLike, LoopLane {
   readonly ready = new LinkedQueue<Runnable>();
   nextInLine: LoopLane | null = null;
-  state = LaneState.Parked;
+  state = LaneState.Idle;
   /** Live mailboxes pinned to this lane (shown by metrics). */
   pinned = 0;
   busyMs = 0;

@@ -135,12 +135,11 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
   }
 
   /**
-   * Queues a message; an idle mailbox gets a turn through its lane's FIFO. With `startNow` (its owner
-   * says no code of the user's is on the stack: a dispatcher admitting what it pulled between two
-   * handlers), it starts the message right here instead, inside the turn its lane is running, when the
-   * loop allows it (`LaneLoop.beginWithin`).
+   * Queues a message; an idle mailbox gets a turn through its lane's FIFO, or, when its loop allows it
+   * (a dispatcher's refill between two handlers: `LaneLoop.beginWithin`), starts it right here, inside
+   * the turn its lane is running.
    */
-  post(message: T, startNow: boolean): void {
+  post(message: T): void {
     if (this.state !== MailboxState.Idle) {
       this.pushMessage(message);
       return;
@@ -148,7 +147,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
     // Idle, so nothing is queued: the message starts right here, or waits first in line for a turn.
     const lane = this.lane;
     const loop = lane.loop;
-    if (startNow && loop.beginWithin(lane)) {
+    if (loop.beginWithin(lane)) {
       let started = 1;
       try {
         // The key selector of this very message may have stopped the dispatcher: then nothing starts.
@@ -224,7 +223,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
   run(): number {
     const owner = this.owner;
     if (owner.closed) return 1;
-    if (this.state === MailboxState.Completing && !this.completeStored()) return 1;
+    if (this.state === MailboxState.Completing && !this.endStored()) return 1;
     return this.goOn();
   }
 
@@ -344,7 +343,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
 
   /**
    * A Promise result ended: in place while it is being started (a thenable that calls back at once),
-   * else (in a microtask, outside any turn) as `deliver`'s end.
+   * else (in a microtask, outside any turn) as `emit`'s end.
    */
   private promiseEnded(note: Note, value: unknown): void {
     this.awaitsPromise = false;
@@ -368,13 +367,13 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
   /** A value of the handler run `generation`. */
   emitted(generation: number, value: R): void {
     if (this.sync) this.owner.emit(value, this);
-    else this.deliver(generation, Note.Next, value);
+    else this.emit(generation, Note.Next, value);
   }
 
   /** The handler run `generation` completed (`note` carries its last value) or failed. */
   ended(generation: number, note: Note, value: unknown): void {
     if (!this.sync) {
-      this.deliver(generation, note, value);
+      this.emit(generation, note, value);
       return;
     }
     if (note === Note.Error) {
@@ -386,7 +385,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
     this.outcome = Outcome.Done;
   }
 
-  private deliver(generation: number, note: Note, value: unknown): void {
+  private emit(generation: number, note: Note, value: unknown): void {
     if (generation !== this.generation || this.owner.closed) return;
     const lane = this.lane;
     if (lane.loop.current === lane) this.applyInPlace(note, value);
@@ -414,7 +413,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
    * The running handler ended outside its lane's turn. Its end takes the mailbox's own turn, which then
    * goes on with its queue: right here, as a turn begun for it, when the lane is free and the loop idle
    * (`LaneLoop.beginTurn`), else stored and queued in the lane's FIFO — `soon`, a microtask later, for a
-   * Promise's end, so that the Promises that settle in one batch share one drain.
+   * Promise's end, so that the Promises that settle in one batch share one pass of the loop.
    */
   private endOnLane(note: Note, value: unknown, soon: boolean): void {
     const lane = this.lane;
@@ -422,7 +421,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
     if (loop.beginTurn(lane)) {
       // The end is applied as this turn's first step, with nothing stored for it.
       try {
-        if (this.complete(note, value)) this.goOn();
+        if (this.end(note, value)) this.goOn();
       } catch (err) {
         reportLater(err);
       } finally {
@@ -443,17 +442,17 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
   }
 
   /** The `Completing` turn's start: applies the end stored by `completing`. */
-  private completeStored(): boolean {
+  private endStored(): boolean {
     const value = this.endValue;
     this.endValue = undefined;
-    return this.complete(this.endNote, value);
+    return this.end(this.endNote, value);
   }
 
   /**
    * Applies the running handler's end (`note` carries its last value, or its error); false when the
    * owner closed meanwhile. After a failure the owner has either torn down (closed) or reported it.
    */
-  private complete(note: Note, value: unknown): boolean {
+  private end(note: Note, value: unknown): boolean {
     const owner = this.owner;
     if (note === Note.NextThenComplete) owner.emit(value as R, this);
     if (owner.closed) return false;
@@ -468,7 +467,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
   /** Applies an asynchronous notification of the running handler; runs on the mailbox's lane. */
   apply(note: Note, value: unknown): void {
     if (note === Note.Next) this.owner.emit(value as R, this);
-    else if (this.complete(note, value)) this.resumeOrRetire();
+    else if (this.end(note, value)) this.resumeOrRetire();
   }
 
   /** After a handler finished: back in its lane's FIFO if messages wait, else retired to its owner. */

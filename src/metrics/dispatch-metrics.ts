@@ -1,5 +1,5 @@
 import { asyncScheduler, defer, interval, map, type Observable, type SchedulerLike } from 'rxjs';
-import type { LaneSet } from '../engine/lane-set';
+import type { EventLoopLanes } from '../engine/event-loop-lanes';
 import { callUser } from '../internal/call-user';
 import { warnCallbackFailed } from '../internal/warn';
 import {
@@ -128,7 +128,7 @@ export class DispatchMetrics extends DispatchStats {
   #source: DispatchCounters | null = null;
   readonly #oldest = new OldestUnfinishedTracker();
   /** The lanes of the last dispatcher attached (event-loop lanes only): readable after it ends. */
-  #lanes: LaneSet | null = null;
+  #lanes: EventLoopLanes | null = null;
   /** The state when the dispatcher started, and when it ended (null while it runs). */
   #start: Baseline;
   #endedAt: number | null = null;

@@ -1,4 +1,4 @@
-import type { LaneSet } from '../engine/lane-set';
+import type { EventLoopLanes } from '../engine/event-loop-lanes';
 import { sharedSlot } from '../internal/shared-slot';
 
 /** One lane of an executor as the exports list it: once per executor, whichever dispatchers share it. */
@@ -19,13 +19,13 @@ export interface ExecutorLanes {
 }
 
 /** The lanes a `DispatchMetrics` measures (its last dispatcher's; null on thread lanes or before a start). */
-const measured = sharedSlot<() => LaneSet | null>('DispatchMetrics.lanes');
+const measured = sharedSlot<() => EventLoopLanes | null>('DispatchMetrics.lanes');
 /** Each executor's number, given when an export first meets it; on the lane set, so every copy agrees. */
-const numbers = sharedSlot<string>('LaneSet.number');
+const numbers = sharedSlot<string>('EventLoopLanes.number');
 const COUNT = Symbol.for('keyed-dispatch.executorCount@2');
 
 /** Lets exports find the lanes `metrics` measures (`lanes` reads them now). */
-export function exposeLanes(metrics: object, lanes: () => LaneSet | null): void {
+export function exposeLanes(metrics: object, lanes: () => EventLoopLanes | null): void {
   measured.attach(metrics, lanes);
 }
 
@@ -34,7 +34,7 @@ export function exposeLanes(metrics: object, lanes: () => LaneSet | null): void 
  * belong to the executor, so per dispatcher they would repeat (and add up twice).
  */
 export function executorsOf(metrics: Iterable<object>): ExecutorLanes[] {
-  const seen = new Set<LaneSet>();
+  const seen = new Set<EventLoopLanes>();
   for (const m of metrics) {
     const lanes = measured.of(m)?.();
     if (lanes != null) seen.add(lanes);
@@ -50,7 +50,7 @@ export function executorsOf(metrics: Iterable<object>): ExecutorLanes[] {
   }));
 }
 
-function numberOf(set: LaneSet): string {
+function numberOf(set: EventLoopLanes): string {
   const known = numbers.of(set);
   if (known !== undefined) return known;
   const global = globalThis as { [COUNT]?: number };

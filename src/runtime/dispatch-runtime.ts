@@ -9,7 +9,7 @@ import {
 import type { AsyncClosable } from '../async-dispose';
 import { createDispatcher } from '../dispatch/create-dispatcher';
 import { type DispatchCore, throwAll } from '../dispatch/dispatch-core';
-import { type Lanes, lanesOfOption } from '../dispatch/lanes';
+import { type LaneBackend, lanesOfOption } from '../dispatch/lanes';
 import { KeyedExecutor } from '../executor';
 import { callUser } from '../internal/call-user';
 import { warnCallbackFailed } from '../internal/warn';
@@ -133,7 +133,7 @@ export class DispatchRuntime implements AsyncClosable {
   /** The executor every component runs on; closed once every component has stopped (unless it is a shared one). */
   readonly executor: KeyedExecutor | ThreadExecutor;
   /** The executor's lanes. */
-  readonly #lanes: Lanes;
+  readonly #lanes: LaneBackend;
   readonly #components: RunningComponent<any, any, any>[];
   readonly #scheduler: SchedulerLike;
   /** The one lifecycle state: a stop keeps its report, so a second stop gets the same one. */
@@ -194,11 +194,11 @@ export class DispatchRuntime implements AsyncClosable {
     this.#state = { tag: 'running' };
     for (const component of this.#components) component.subscribe();
     // The barrier: every receiver is subscribed; now all are asked for messages, in one admission batch.
-    this.#lanes.loop.hold();
+    this.#lanes.loop.batchAdmissions();
     try {
       for (const component of this.#components) component.intake.open();
     } finally {
-      this.#lanes.loop.release();
+      this.#lanes.loop.flushAdmissions();
     }
     return this;
   }

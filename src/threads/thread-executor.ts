@@ -59,7 +59,7 @@ let buildingShared = false;
  * settlement and output. A message that has not started can be withdrawn at once (discard,
  * unsubscribe, close): no thread starts it afterwards.
  *
- * Placement of a new key: a parked thread (no unfinished messages), scanning round-robin, else the
+ * Placement of a new key: an idle thread (no unfinished messages), scanning round-robin, else the
  * least loaded thread (fewest unfinished messages, then fewest pinned keys): a thread's load is known on
  * the main thread, and an idle thread starts at once. (Event-loop lanes share one thread, so they are
  * taken in turn instead.)
@@ -149,7 +149,7 @@ export class ThreadExecutor implements AsyncClosable {
         return lanes.closed;
       },
       local: null,
-      router: (routed, work) => new ThreadRouter(routed, lanes, work),
+      router: (dispatcher, work) => new ThreadRouter(dispatcher, lanes, work),
       loop: threadLoop,
       watchLongTurns: (thresholdMs, listener) => lanes.watchLongTurns(thresholdMs, listener),
     });

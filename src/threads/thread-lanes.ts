@@ -1,5 +1,5 @@
 import { type ResourceLimits, type TransferListItem, Worker } from 'node:worker_threads';
-import { type ExecutorClient, terminateAll } from '../engine/lane-set';
+import { type ExecutorClient, terminateAll } from '../engine/event-loop-lanes';
 import { ExecutorClosedError } from '../errors';
 import type { MessageWait } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
@@ -150,8 +150,8 @@ export class ThreadLanes {
   private readonly posted = new Map<number, PostedMessage>();
   private nextChannel = 0;
   private nextMessageId = 0;
-  /** Where the round-robin scan for a parked thread starts next. */
-  private parkedCursor = 0;
+  /** Where the round-robin scan for an idle thread starts next. */
+  private idleCursor = 0;
   private isClosed = false;
   /** Sees, from this thread, a handler that holds its thread (long turns, `maxBlockingMs`). */
   private readonly blockWatch: BlockWatch;
@@ -269,9 +269,9 @@ export class ThreadLanes {
     const slots = this.slots;
     const n = slots.length;
     for (let i = 0; i < n; i++) {
-      const slot = slots[(this.parkedCursor + i) % n];
-      if (slot.parked) {
-        this.parkedCursor = (slot.index + 1) % n;
+      const slot = slots[(this.idleCursor + i) % n];
+      if (slot.idle) {
+        this.idleCursor = (slot.index + 1) % n;
         return slot;
       }
     }

@@ -1,6 +1,6 @@
 import type { KeyRecord } from '../dispatch/key-table';
-import type { LaneWork } from '../dispatch/lanes';
-import type { Routed, Router } from '../dispatch/router';
+import type { HandlerSetup } from '../dispatch/lanes';
+import type { Dispatcher, Router } from '../dispatch/router';
 import type { MessageWait } from '../internal/message-wait';
 import { textOf } from '../internal/text-of';
 import { wrongAnswer } from '../internal/wrong-answer';
@@ -37,9 +37,9 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
   readonly waitOf: ((message: unknown) => MessageWait | undefined) | undefined;
 
   constructor(
-    private readonly dispatcher: Routed<T, K, R>,
+    private readonly dispatcher: Dispatcher<T, K, R>,
     private readonly threads: ThreadLanes,
-    work: LaneWork<T, K, R>,
+    work: HandlerSetup<T, K, R>,
   ) {
     // The threads run `work.threadHandler` (the options matched it to these lanes), never `work.handle`.
     this.handler = work.threadHandler as ThreadHandler<unknown, unknown>;
@@ -60,7 +60,7 @@ export class ThreadRouter<T, K, R> implements Router<T, K>, ThreadClient, Retrie
     this.threads.attach(this);
   }
 
-  route(record: KeyRecord<unknown, K>, message: T, _startNow: boolean): void {
+  route(record: KeyRecord<unknown, K>, message: T): void {
     const key = record.key;
     if (this.retries !== null && isKeyFailure(key)) {
       // No thread can run it: the policy sends it to the dead letter here.

@@ -37,7 +37,7 @@ export class ThreadSlot {
     private readonly onUncloneable: (slot: ThreadSlot, ops: unknown[]) => void,
   ) {}
 
-  get parked(): boolean {
+  get idle(): boolean {
     return this.unfinished === 0 && !this.down;
   }
 

@@ -270,11 +270,11 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
   private loaded(): void {
     const waiting = this.waiting ?? [];
     this.waiting = null;
-    threadLoop.hold();
+    threadLoop.batchAdmissions();
     try {
       for (const { mailbox, envelope, key } of waiting) this.admit(mailbox, envelope, key);
     } finally {
-      threadLoop.release();
+      threadLoop.flushAdmissions();
     }
   }
 
@@ -327,7 +327,7 @@ class Channel implements MailboxOwner<Envelope, unknown, unknown>, ChannelSide {
       mailbox.id = mailboxId;
       this.mailboxes.set(mailbox.id, mailbox);
     }
-    mailbox.post(envelope, false);
+    mailbox.post(envelope);
   }
 
   /** PAGE: one more ticket page. */
@@ -487,10 +487,10 @@ const fromMain: ThreadSide = {
 };
 
 port.on('message', (batch: unknown[]) => {
-  threadLoop.hold();
+  threadLoop.batchAdmissions();
   try {
     readToThread(batch, fromMain);
   } finally {
-    threadLoop.release();
+    threadLoop.flushAdmissions();
   }
 });

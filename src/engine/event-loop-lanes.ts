@@ -33,7 +33,7 @@ export function terminateAll(clients: Iterable<ExecutorClient>, error: unknown, 
  * The event-loop lanes behind a `KeyedExecutor`, and the dispatchers running on them (stopped if the
  * executor closes under them). Each dispatcher's router asks it where a new mailbox goes (`place`).
  */
-export class LaneSet {
+export class EventLoopLanes {
   readonly lanes: readonly Lane[];
   /** The loop of this thread, which runs the lanes. */
   readonly loop: LaneLoop = threadLoop;
@@ -94,7 +94,7 @@ export class LaneSet {
   }
 
   /**
-   * Starts estimating the time the lanes spend running, into each lane's `busyMs` (one drain in `every`
+   * Starts estimating the time the lanes spend running, into each lane's `busyMs` (one pass of the loop in `every`
    * is timed). The lanes of one thread are measured together. Returns the function that stops it.
    */
   measureBusy(every: number): () => void {
