@@ -12,7 +12,10 @@ export function partitionFetchBytes(prefetch: number): number {
 
 /** What a small record takes in a fetch response, batch overhead shared, in bytes. */
 export const FETCH_BYTES_PER_RECORD = 32;
-/** The least asked of a partition: a small `prefetch` still fetches whole producer batches at a time. */
-export const MIN_FETCH_BYTES = 16_384;
+/**
+ * The least asked of a partition: a few small producer batches (a larger first batch comes whole). No
+ * more: what a fetch brings stays live until handled, and the heap peaks at a multiple of what is live.
+ */
+export const MIN_FETCH_BYTES = 4096;
 /** The most asked of a partition: the clients' own default. */
 export const MAX_FETCH_BYTES = 1_048_576;

@@ -7,8 +7,8 @@ import type { KafkaJsClient, KafkaJsGroupConfig } from './kafkajs-client';
 /**
  * `prefetch` when none is given. kafkajs keeps objects of its own per fetched record; records that stay
  * buffered for long outlive the young generation's collections and are promoted, and the heap then
- * grows to a multiple of what was live at the last full collection. A smaller buffer keeps the peak down;
- * a fetch still brings 16 KiB a partition (`MIN_FETCH_BYTES`), so the rate holds.
+ * grows to a multiple of what was live at the last full collection. A smaller buffer, and fetches of
+ * 4,800 bytes a partition sized from it, keep the peak down; the rate holds.
  */
 const KAFKAJS_PREFETCH = 150;
 

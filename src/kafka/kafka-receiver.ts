@@ -77,7 +77,7 @@ export interface KafkaReceiverOptions extends TransportHealthOptions {
    * Fetched messages a partition buffers beyond what was requested before its fetching pauses; it
    * resumes once the buffer is down to half. Integer ≥ 1. Default 1000; 150 with `fromKafka`
    * (kafkajs keeps more per record: see the Kafka guide's Memory section). One more fetch response per
-   * partition may land while pausing: its size follows from this (32 bytes a record, 16 KiB–1 MiB,
+   * partition may land while pausing: its size follows from this (32 bytes a record, 4 KiB–1 MiB,
    * unless the consumer sets `maxBytesPerPartition`), except for a kafkajs consumer given to
    * `fromKafka` as `consumer`, whose own `maxBytesPerPartition` (1 MiB by default) it is.
    */

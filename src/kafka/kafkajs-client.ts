@@ -17,7 +17,7 @@ export interface KafkaJsGroupConfig {
   groupId: string;
   /**
    * Bytes a fetch asks of each partition. Default: sized from the receiver's `prefetch` (about 32
-   * bytes a record, 16 KiB–1 MiB), so a backlog holds about `prefetch` records a partition, not
+   * bytes a record, 4 KiB–1 MiB), so a backlog holds about `prefetch` records a partition, not
    * kafkajs' own 1 MiB of them. Set it to choose the size yourself.
    */
   maxBytesPerPartition?: number;
