@@ -28,7 +28,7 @@ describe.each(ADAPTERS)('HealthCheck of a Kafka consumer on $name', (kind) => {
       async (m) => {
         handled.add(m.offset);
       },
-      stats,
+      { stats },
     );
     const seen = new Set<HealthProblem>();
     let alwaysLive = true;

@@ -1,5 +1,5 @@
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
-import { type DispatchStats, keyedDispatch } from 'keyed-dispatch';
+import { type KeyedDispatchOptions, keyedDispatch } from 'keyed-dispatch';
 import { type KafkaMessage, kafkaKey, keyedProducer } from 'keyed-dispatch/kafka';
 import { lastValueFrom, type Observable } from 'rxjs';
 import { BROKER_START_MS, createTopic, ensureBroker, kafka, unique } from './broker';
@@ -12,14 +12,14 @@ export interface Event {
 
 export const decode = (m: KafkaMessage): Event => JSON.parse(m.value!.toString());
 
-/** `receiver`'s records dispatched by record key to `handle` (counted in `stats`, if given): the output's end. */
+/** `receiver`'s records dispatched by record key to `handle`, with `options` (`stats`, limits): the output's end. */
 export function dispatchRecords(
   receiver: Observable<KafkaMessage>,
   handle: (m: KafkaMessage) => Promise<void>,
-  stats?: DispatchStats,
+  options: Pick<KeyedDispatchOptions<KafkaMessage, string, void>, 'stats' | 'maxInFlight' | 'maxPerKey'> = {},
 ): Promise<void> {
   return lastValueFrom(
-    receiver.pipe(keyedDispatch<KafkaMessage, string, void>({ key: kafkaKey, stats, handle })),
+    receiver.pipe(keyedDispatch<KafkaMessage, string, void>({ key: kafkaKey, handle, ...options })),
     {
       defaultValue: undefined,
     },

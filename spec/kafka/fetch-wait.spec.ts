@@ -1,10 +1,8 @@
-import { keyedDispatch } from 'keyed-dispatch';
-import { type KafkaMessage, KafkaReceiver, kafkaKey } from 'keyed-dispatch/kafka';
-import { lastValueFrom } from 'rxjs';
+import { KafkaReceiver } from 'keyed-dispatch/kafka';
 import { deferred } from '../support/waits';
 import { ADAPTERS } from './adapters';
 import { createTopic, unique, within } from './broker';
-import { useEventTopics } from './events';
+import { dispatchRecords, useEventTopics } from './events';
 import { ObservedAdapter } from './observed-adapter';
 
 jest.setTimeout(60_000);
@@ -80,23 +78,18 @@ describe.each(ADAPTERS)('a Kafka receiver on $name whose buffers fill', (adapter
         stallSinceLast = Math.max(stallSinceLast, now - tickAt);
         tickAt = now;
       }, TICK_MS);
-      const output = lastValueFrom(
-        receiver.pipe(
-          keyedDispatch<KafkaMessage, string, void>({
-            key: kafkaKey,
-            maxInFlight: 4,
-            handle: async () => {
-              await new Promise((resolve) => setTimeout(resolve, 2));
-              const now = performance.now();
-              const stall = Math.max(stallSinceLast, now - tickAt);
-              if (handled > 0 && handled < 1500) longestGap = Math.max(longestGap, now - lastAt - stall);
-              lastAt = now;
-              stallSinceLast = 0;
-              handled++;
-            },
-          }),
-        ),
-        { defaultValue: undefined },
+      const output = dispatchRecords(
+        receiver,
+        async () => {
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          const now = performance.now();
+          const stall = Math.max(stallSinceLast, now - tickAt);
+          if (handled > 0 && handled < 1500) longestGap = Math.max(longestGap, now - lastAt - stall);
+          lastAt = now;
+          stallSinceLast = 0;
+          handled++;
+        },
+        { maxInFlight: 4 },
       );
       try {
         expect(await within(30_000, () => handled > 0)).toBe(true);
@@ -122,18 +115,13 @@ describe.each(ADAPTERS)('a Kafka receiver on $name whose buffers fill', (adapter
     const receiver = new KafkaReceiver(observed, { prefetch: 50 });
     const gate = deferred();
     let started = 0;
-    const output = lastValueFrom(
-      receiver.pipe(
-        keyedDispatch<KafkaMessage, string, void>({
-          key: kafkaKey,
-          maxInFlight: 4,
-          handle: async () => {
-            started++;
-            await gate.promise;
-          },
-        }),
-      ),
-      { defaultValue: undefined },
+    const output = dispatchRecords(
+      receiver,
+      async () => {
+        started++;
+        await gate.promise;
+      },
+      { maxInFlight: 4 },
     );
     try {
       // Every handler waits: what the receiver took in by the time the window is full, and a while later,
@@ -164,21 +152,15 @@ describe.each(ADAPTERS)('a Kafka receiver on $name whose buffers fill', (adapter
     const gate = deferred();
     let hotStarted = 0;
     let cold = 0;
-    const output = lastValueFrom(
-      receiver.pipe(
-        keyedDispatch<KafkaMessage, string, void>({
-          key: kafkaKey,
-          maxInFlight: 8,
-          maxPerKey: 2,
-          handle: async (m) => {
-            if (m.partition === 0) {
-              hotStarted++;
-              await gate.promise;
-            } else cold++;
-          },
-        }),
-      ),
-      { defaultValue: undefined },
+    const output = dispatchRecords(
+      receiver,
+      async (m) => {
+        if (m.partition === 0) {
+          hotStarted++;
+          await gate.promise;
+        } else cold++;
+      },
+      { maxInFlight: 8, maxPerKey: 2 },
     );
     try {
       // The hot key's first message runs and waits; its next ones park, and its partition is held.

@@ -36,7 +36,7 @@ describe.each(ADAPTERS)('Kafka lag on $name with a real broker', (kind) => {
       async (m) => {
         if (held(decode(m))) await gate.promise;
       },
-      stats,
+      { stats },
     );
     const lagOf = () => byPartition(stats.snapshot().transportLag);
     const committedAt = (...offsets: string[]) =>

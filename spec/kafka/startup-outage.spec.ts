@@ -42,7 +42,7 @@ function member(
     async (m) => {
       handled.add(`${m.partition}:${m.offset}`);
     },
-    stats,
+    { stats },
   ).then(
     () => {
       state.endedAfterMs = Date.now() - startedAt;
