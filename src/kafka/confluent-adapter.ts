@@ -76,6 +76,14 @@ const RETRY_MS = 200;
  */
 const ROOM_WAIT_MS = 1000;
 
+/**
+ * The wait for room instead, while another partition's records may be queued behind the full ones'
+ * (librdkafka has one queue): short, so they are not held ~1 s a call, and long enough for room to come
+ * first on a steady flow, before the full partitions' next records are consumed (a full partition that
+ * keeps coming is paused in librdkafka, which drops and later fetches again what it prefetched).
+ */
+const BEHIND_WAIT_MS = 100;
+
 /** librdkafka errors that a broker outage causes. */
 const OUTAGE_CODES = new Set<unknown>([
   -195, // ERR__TRANSPORT
@@ -116,7 +124,7 @@ const idOf = (p: TopicPartition) => `${p.topic}:${p.partition}`;
  * passed, positions committed), on the classic protocol too. librdkafka pauses every assigned partition
  * while a rebalance callback waits, so the partitions a member keeps wait for that revoke too. Fetching
  * is librdkafka's, read by a loop of `consume(prefetch)` calls that waits while every partition is
- * full; a partition that goes on coming while full is paused in librdkafka alone (`DeferredPauses`).
+ * full or has nothing queued; a partition that goes on coming while full is paused in librdkafka alone (`DeferredPauses`).
  * Commits are explicit, with their metadata; each resolves once the broker answered (`offset_commit_cb`),
  * and a refusal rejects it. Commit metadata is read back through an admin client over the consumer's
  * connection: the consumer's own `committed` cuts the last character of metadata other clients wrote.
@@ -157,8 +165,13 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
   let consumer: RdKafkaConsumer | null = null;
   let admin: RdKafkaAdmin | null = null;
   let listener: KafkaConsumerListener | null = null;
-  /** Partitions assigned and not being revoked: only their messages are handed over. */
-  const assigned = new Set<string>();
+  /** Partitions assigned and not being revoked, by id: only their messages are handed over. */
+  const assigned = new Map<string, TopicPartition>();
+  /**
+   * By partition id, the offset below which librdkafka queues none of its records: the one after the last
+   * record handed over, or its high watermark when a `consume` found the queue empty.
+   */
+  const drainedTo = new Map<string, number>();
   const commits = new CommitOutcomes();
   let closed = false;
   /** The consume loop, while it runs. */
@@ -219,7 +232,10 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
         assigned.clear();
         member.assign(partitions);
       }
-      for (const p of list) assigned.add(idOf(p));
+      for (const p of list) {
+        assigned.set(idOf(p), p);
+        drainedTo.delete(idOf(p));
+      }
       if (!closed) listener?.assigned(list, incremental ? 'added' : 'all');
       return;
     }
@@ -250,7 +266,8 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
 
   /**
    * Consumes until closed, handing each call's messages over by partition. Once every partition that
-   * brought records is full, it waits for room (as the floor's loop does), at most `ROOM_WAIT_MS`:
+   * brought records is full, it waits for room (as the floor's loop does), at most `ROOM_WAIT_MS`, or
+   * `BEHIND_WAIT_MS` while another partition's records may be queued behind theirs (`recordsBehind`):
    * librdkafka goes on prefetching meanwhile, and nothing is paused in it.
    */
   async function consumeLoop(member: RdKafkaConsumer, to: KafkaConsumerListener, held: DeferredPauses) {
@@ -266,14 +283,20 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
         continue;
       }
-      if (closed || messages.length === 0) continue;
+      if (closed) continue;
+      if (messages.length === 0) {
+        queueEmpty(member);
+        continue;
+      }
       to.transportRecovered();
       const rooms: Promise<void>[] = [];
+      const full = new Set<string>();
       for (const { topic, partition, records, last, bytes } of byPartition(messages, (topic, partition) =>
         assigned.has(`${topic}:${partition}`),
       ).values()) {
         // Counted before the batch: only records of a partition paused already bring it nearer librdkafka's pause.
         held.brought(topic, partition, bytes);
+        drainedTo.set(`${topic}:${partition}`, last + 1);
         const high = highWatermark(member, topic, partition);
         const room = to.batch(
           topic,
@@ -282,9 +305,40 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
           high > last + 1,
           high < 0 ? undefined : String(high),
         );
-        if (room !== undefined) rooms.push(room);
+        if (room !== undefined) {
+          rooms.push(room);
+          full.add(`${topic}:${partition}`);
+        }
       }
-      if (rooms.length > 0) await roomOrTimeout(Promise.all(rooms));
+      if (rooms.length > 0) {
+        await roomOrTimeout(
+          Promise.all(rooms),
+          recordsBehind(member, held, full) ? BEHIND_WAIT_MS : ROOM_WAIT_MS,
+        );
+      }
+    }
+  }
+
+  /**
+   * Whether a partition neither full nor paused by the receiver may have records queued behind the full
+   * partitions' (its high watermark above its `drainedTo`; 0 until known). librdkafka queues every
+   * partition's records in one queue, so the loop then waits for room only briefly: a full partition
+   * that keeps coming is paused in librdkafka (`DeferredPauses`), which drops its queue.
+   */
+  function recordsBehind(member: RdKafkaConsumer, held: DeferredPauses, full: Set<string>): boolean {
+    for (const [id, p] of assigned) {
+      if (full.has(id) || held.has(p)) continue;
+      const high = highWatermark(member, p.topic, p.partition);
+      if (high > (drainedTo.get(id) ?? 0)) return true;
+    }
+    return false;
+  }
+
+  /** Nothing waits in librdkafka's queue: every partition is drained up to its high watermark. */
+  function queueEmpty(member: RdKafkaConsumer): void {
+    for (const [id, p] of assigned) {
+      const high = highWatermark(member, p.topic, p.partition);
+      if (high >= 0) drainedTo.set(id, high);
     }
   }
 
@@ -374,11 +428,11 @@ export function confluentAdapter(options: ConfluentAdapterOptions): KafkaConsume
   }
 }
 
-/** Resolves once `room` does, or after `ROOM_WAIT_MS`. */
-function roomOrTimeout(room: Promise<unknown>): Promise<void> {
+/** Resolves once `room` does, or after `ms`. */
+function roomOrTimeout(room: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([room, new Promise((resolve) => (timer = setTimeout(resolve, ROOM_WAIT_MS)))]).then(
-    () => clearTimeout(timer),
+  return Promise.race([room, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).then(() =>
+    clearTimeout(timer),
   );
 }
 

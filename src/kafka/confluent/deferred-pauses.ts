@@ -38,6 +38,11 @@ export class DeferredPauses {
     }
   }
 
+  /** Whether the receiver paused the partition (told to librdkafka or not). */
+  has(p: TopicPartition): boolean {
+    return this.paused.has(`${p.topic}:${p.partition}`);
+  }
+
   /** Records of `bytes` came for the partition: a paused one past `limitBytes` is paused in librdkafka. */
   brought(topic: string, partition: number, bytes: number): void {
     const id = `${topic}:${partition}`;
