@@ -343,7 +343,7 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
 
   /**
    * A Promise result ended: in place while it is being started (a thenable that calls back at once),
-   * else (in a microtask, outside any turn) as `emit`'s end.
+   * else (in a microtask, outside any turn) as `notify`'s end.
    */
   private promiseEnded(note: Note, value: unknown): void {
     this.awaitsPromise = false;
@@ -367,13 +367,13 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
   /** A value of the handler run `generation`. */
   emitted(generation: number, value: R): void {
     if (this.sync) this.owner.emit(value, this);
-    else this.emit(generation, Note.Next, value);
+    else this.notify(generation, Note.Next, value);
   }
 
   /** The handler run `generation` completed (`note` carries its last value) or failed. */
   ended(generation: number, note: Note, value: unknown): void {
     if (!this.sync) {
-      this.emit(generation, note, value);
+      this.notify(generation, note, value);
       return;
     }
     if (note === Note.Error) {
@@ -385,7 +385,11 @@ export class Mailbox<T, K, R> implements Runnable, HandlerContext<K>, ResultFoll
     this.outcome = Outcome.Done;
   }
 
-  private emit(generation: number, note: Note, value: unknown): void {
+  /**
+   * A notification (a value, the end or a failure) of the handler run `generation`, outside a
+   * synchronous start: applied in its lane's running turn, or on the lane.
+   */
+  private notify(generation: number, note: Note, value: unknown): void {
     if (generation !== this.generation || this.owner.closed) return;
     const lane = this.lane;
     if (lane.loop.current === lane) this.applyInPlace(note, value);
